@@ -1,0 +1,56 @@
+# rayd-go. `make test` runs everywhere (no GPU needed); the gpu-* targets run
+# the GPU tier on a machine with NVIDIA GPUs (see README.md).
+GO       ?= go
+BIN      := bin
+COMMIT   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS  := -X main.commit=$(COMMIT)
+GPU_PKGS := ./launch ./cmd/rayd
+export NCCL_NVLS_ENABLE := 0
+
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch clean
+
+all: build test
+
+build:
+	CGO_ENABLED=0 $(GO) build ./...
+
+## test: the README's test command: every package, race detector on.
+test:
+	$(GO) test -race -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+check: lint build test ptx-check
+
+## ptx: regenerate every PTX module with nvcc and rewrite ptx/manifest.json.
+ptx:
+	$(GO) run ./cmd/ptxdigest build
+
+ptx-check:
+	$(GO) run ./cmd/ptxdigest check
+
+## gpu-bins: GPU-tier test binaries and tools, CGO_ENABLED=0, for a machine without Go.
+gpu-bins:
+	@mkdir -p $(BIN)
+	@for p in $(GPU_PKGS); do n=$$(echo $$p | sed 's|^\./||; s|/|-|g'); \
+		CGO_ENABLED=0 $(GO) test -c -o $(BIN)/$$n.test $$p || exit 1; done
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuaccept ./internal/tools/gpuaccept
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/launchbench ./benchmarks/launch
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/rayd ./cmd/rayd
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ptxdigest ./cmd/ptxdigest
+
+## gpu-accept: run every GPU-tier suite (nothing may skip) and write tests/evidence/gpu-accept.json.
+gpu-accept: gpu-bins gpu-accept-run
+
+gpu-accept-run:
+	$(BIN)/gpuaccept -out tests/evidence/gpu-accept.json $(BIN)/*.test
+
+## bench-launch: launch micro-benchmark against the C driver-API baseline.
+bench-launch:
+	nvcc -O2 -o $(BIN)/launch_native benchmarks/launch/native/launch_native.c -lcuda
+	$(BIN)/launchbench -native $(BIN)/launch_native -ptx ptx/basic.ptx -out benchmarks/results/launch.json
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,180 @@
+// Command ptxdigest keeps ptx/manifest.json honest.
+//
+//	ptxdigest check   verify every module's PTX, sources and entry layouts (exit 1 on any mismatch)
+//	ptxdigest update  recompute digests and layouts after the PTX was regenerated
+//	ptxdigest build   run nvcc for every module (every ptx/src/*.cu), then update
+//
+// Flags: -dir (default: the ptx directory of the enclosing module), -nvcc
+// (build only; default "nvcc"). CI runs `go run ./cmd/ptxdigest check`.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rayd-go/rayd/ptx"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ptxdigest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: ptxdigest check|update|build [-dir DIR] [-nvcc NVCC]")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	dir := fs.String("dir", "", "ptx directory (default: <module root>/ptx)")
+	nvcc := fs.String("nvcc", "nvcc", "nvcc to run (build)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *dir == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return err
+		}
+		*dir = filepath.Join(root, "ptx")
+	}
+	switch args[0] {
+	case "check":
+		return check(*dir)
+	case "update":
+		return update(*dir, "", nil)
+	case "build":
+		return build(*dir, *nvcc)
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func readManifest(dir string) (*ptx.Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, err
+	}
+	return ptx.ParseManifest(b)
+}
+
+func check(dir string) error {
+	m, err := readManifest(dir)
+	if err != nil {
+		return err
+	}
+	probs := ptx.Check(dir, m)
+	for _, src := range unlistedSources(dir, m) {
+		probs = append(probs, fmt.Sprintf("extra source %s: no module builds it (run make ptx)", src))
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("%d problem(s):\n  %s", len(probs), strings.Join(probs, "\n  "))
+	}
+	fmt.Printf("ptxdigest: %d modules verified\n", len(m.Modules))
+	return nil
+}
+
+// unlistedSources returns src/*.cu files that no module compiles.
+func unlistedSources(dir string, m *ptx.Manifest) []string {
+	built := map[string]bool{}
+	for _, rec := range m.Modules {
+		built[rec.Source] = true
+	}
+	cus, _ := filepath.Glob(filepath.Join(dir, "src", "*.cu"))
+	var out []string
+	for _, f := range cus {
+		rel := "src/" + filepath.Base(f)
+		if !built[rel] {
+			out = append(out, rel)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// update recomputes the derived fields of every module m lists (or of the
+// manifest read from dir when m is nil); nvccRelease, when set, replaces the
+// recorded compiler version.
+func update(dir, nvccRelease string, m *ptx.Manifest) error {
+	if m == nil {
+		var err error
+		if m, err = readManifest(dir); err != nil {
+			return err
+		}
+	}
+	sort.Slice(m.Modules, func(i, j int) bool { return m.Modules[i].Name < m.Modules[j].Name })
+	for i := range m.Modules {
+		if nvccRelease != "" {
+			m.Modules[i].NVCC = nvccRelease
+		}
+		if err := ptx.Describe(dir, &m.Modules[i]); err != nil {
+			return err
+		}
+	}
+	b, err := m.Encode()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), b, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("ptxdigest: manifest updated (%d modules)\n", len(m.Modules))
+	return nil
+}
+
+func build(dir, nvcc string) error {
+	out, err := exec.Command(nvcc, "--version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s --version: %v", nvcc, err)
+	}
+	release := ptx.NVCCRelease(string(out))
+	m, err := readManifest(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if m == nil {
+		m = &ptx.Manifest{SchemaVersion: ptx.SchemaVersion}
+	}
+	for _, src := range unlistedSources(dir, m) {
+		stem := strings.TrimSuffix(filepath.Base(src), ".cu")
+		m.Modules = append(m.Modules, ptx.ModuleRecord{Name: stem, File: stem + ".ptx", Source: src})
+	}
+	for _, rec := range m.Modules {
+		flags := rec.Flags
+		if len(flags) == 0 {
+			flags = ptx.DefaultFlags
+		}
+		args := append(append([]string(nil), flags...), "-o", rec.File, rec.Source)
+		cmd := exec.Command(nvcc, args...)
+		cmd.Dir = dir
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, msg)
+		}
+		fmt.Printf("ptxdigest: built %s from %s\n", rec.File, rec.Source)
+	}
+	return update(dir, release, m)
+}
+
+// moduleRoot walks up from the working directory to the directory of go.mod.
+func moduleRoot() (string, error) {
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", errors.New("no go.mod above the working directory; pass -dir")
+		}
+		d = parent
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// copyPTXDir copies the repository's ptx directory (PTX, manifest, sources).
+func copyPTXDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755))
+	for _, pat := range []string{"*.ptx", "manifest.json", "src/*"} {
+		files, _ := filepath.Glob(filepath.Join("..", "..", "ptx", pat))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			rel, _ := filepath.Rel(filepath.Join("..", "..", "ptx"), f)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, rel), b, 0o644))
+		}
+	}
+	return dir
+}
+
+func TestCheckPassesOnTheCommittedTree(t *testing.T) {
+	assert.NoError(t, run([]string{"check", "-dir", filepath.Join("..", "..", "ptx")}))
+}
+
+func TestCheckFailsOnAFlippedByteNamingBothDigests(t *testing.T) {
+	dir := copyPTXDir(t)
+	m, err := readManifest(dir)
+	require.NoError(t, err)
+	rec := m.Modules[0]
+	p := filepath.Join(dir, rec.File)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	b[len(b)/2] ^= 1
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	err = run([]string{"check", "-dir", dir})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), rec.SHA256)
+	assert.Contains(t, err.Error(), "file sha256 ")
+}
+
+func TestUpdateRepairsDigestsAndCheckAgrees(t *testing.T) {
+	dir := copyPTXDir(t)
+	m, err := readManifest(dir)
+	require.NoError(t, err)
+	p := filepath.Join(dir, m.Modules[0].File)
+	b, _ := os.ReadFile(p)
+	require.NoError(t, os.WriteFile(p, append(b, []byte("\n// regenerated\n")...), 0o644))
+	require.Error(t, run([]string{"check", "-dir", dir}))
+	require.NoError(t, run([]string{"update", "-dir", dir}))
+	assert.NoError(t, run([]string{"check", "-dir", dir}))
+}
+
+func TestUnlistedSourceIsReported(t *testing.T) {
+	dir := copyPTXDir(t)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "zz_new.cu"), []byte("extern \"C\" __global__ void rayd_x() {}\n"), 0o644))
+	err := run([]string{"check", "-dir", dir})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "extra source src/zz_new.cu")
+	assert.Error(t, run([]string{"bogus"}))
+	assert.Error(t, run(nil))
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/launch"
+)
+
+// infoReport is what `rayd info -json` prints.
+type infoReport struct {
+	DriverVersion int             `json:"driver_version"`
+	LibCUDA       string          `json:"libcuda"`
+	Devices       []launch.Info   `json:"devices"`
+	PeerAccess    [][]bool        `json:"peer_access"` // [from][to]
+	Libraries     []libraryStatus `json:"libraries"`
+}
+
+type libraryStatus struct {
+	Name    string `json:"name"`
+	Path    string `json:"path,omitempty"`
+	Version string `json:"version,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func cmdInfo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	rep, err := gatherInfo()
+	if err != nil {
+		fmt.Fprintf(stderr, "rayd info: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		return 0
+	}
+	printInfo(stdout, rep)
+	return 0
+}
+
+func gatherInfo() (*infoReport, error) {
+	v, err := driver.DriverVersion()
+	if err != nil {
+		return nil, err
+	}
+	n, err := driver.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	rep := &infoReport{DriverVersion: v, LibCUDA: driver.CUDAInfo().Path}
+	for i := 0; i < n; i++ {
+		in, err := launch.DeviceInfo(i)
+		if err != nil {
+			return nil, err
+		}
+		rep.Devices = append(rep.Devices, in)
+	}
+	rep.PeerAccess = make([][]bool, n)
+	for i := range rep.PeerAccess {
+		rep.PeerAccess[i] = make([]bool, n)
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			ok, err := launch.CanAccessPeer(i, j)
+			if err != nil {
+				return nil, err
+			}
+			rep.PeerAccess[i][j] = ok
+		}
+	}
+	optix := libraryStatus{Name: "libnvoptix"}
+	if err := driver.LoadOptiX(); err != nil {
+		optix.Error = err.Error()
+	} else {
+		optix.Path = driver.OptiXInfo().Path
+	}
+	nccl := libraryStatus{Name: "libnccl"}
+	if ver, err := driver.NCCLVersion(); err != nil {
+		nccl.Error = err.Error()
+	} else {
+		nccl.Path = driver.NCCLInfo().Path
+		nccl.Version = fmt.Sprintf("%d.%d.%d", ver/10000, ver/100%100, ver%100)
+	}
+	rep.Libraries = []libraryStatus{optix, nccl}
+	return rep, nil
+}
+
+func printInfo(w io.Writer, r *infoReport) {
+	fmt.Fprintf(w, "CUDA driver: %d.%d (%s)\n", r.DriverVersion/1000, r.DriverVersion%1000/10, r.LibCUDA)
+	fmt.Fprintf(w, "devices: %d\n", len(r.Devices))
+	for _, d := range r.Devices {
+		fmt.Fprintf(w, "  cuda:%d  %-22s cc %d.%d  %3d SMs  %6.1f GiB  L2 %2d MiB  pci %s  %s\n",
+			d.Ordinal, d.Name, d.CCMajor, d.CCMinor, d.SMs, float64(d.TotalMem)/(1<<30), d.L2Bytes>>20, d.PCIBusID, d.UUID)
+	}
+	if len(r.Devices) > 1 {
+		fmt.Fprintln(w, "peer access (row can access column):")
+		var hdr strings.Builder
+		hdr.WriteString("          ")
+		for j := range r.Devices {
+			fmt.Fprintf(&hdr, " cuda:%d", j)
+		}
+		fmt.Fprintln(w, hdr.String())
+		for i, row := range r.PeerAccess {
+			fmt.Fprintf(w, "  cuda:%d  ", i)
+			for j, ok := range row {
+				cell := "  no  "
+				switch {
+				case i == j:
+					cell = "   -  "
+				case ok:
+					cell = "  yes "
+				}
+				fmt.Fprintf(w, " %s", cell)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, l := range r.Libraries {
+		if l.Error != "" {
+			fmt.Fprintf(w, "%s: not available: %s\n", l.Name, strings.ReplaceAll(l.Error, "\n", "\n    "))
+			continue
+		}
+		fmt.Fprintf(w, "%s: loaded from %s", l.Name, l.Path)
+		if l.Version != "" {
+			fmt.Fprintf(w, " (version %s)", l.Version)
+		}
+		fmt.Fprintln(w)
+	}
+}

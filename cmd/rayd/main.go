@@ -1,0 +1,42 @@
+// Command rayd is rayd-go's command-line tool.
+//
+//	rayd info [-json]   driver version, every device, the peer-access matrix
+//	                    and whether libnvoptix and libnccl load
+//
+// Without an NVIDIA driver, `rayd info` prints the loader's error (every path
+// it tried) and exits with status 1.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "info":
+		return cmdInfo(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "rayd: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, `usage: rayd <command> [flags]
+
+commands:
+  info    show the CUDA driver, devices, peer access and optional libraries`)
+}

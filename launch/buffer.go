@@ -1,0 +1,167 @@
+package launch
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/rayd-go/rayd/driver"
+)
+
+// Elem is the set of element types a device Buffer holds.
+type Elem interface {
+	~uint8 | ~int8 | ~uint16 | ~int16 | ~int32 | ~uint32 | ~float32 | ~uint64 | ~int64 | ~float64
+}
+
+// Buffer is typed device memory on one device. A Buffer from Alloc owns its
+// memory; a View shares its parent's memory and owns nothing.
+type Buffer[T Elem] struct {
+	d      *Device
+	ptr    driver.DevicePtr
+	n      int
+	owner  bool
+	closed atomic.Bool
+}
+
+func elemSize[T Elem]() int { return driver.SizeOf[T]() }
+
+// Alloc allocates n uninitialised elements on d. n == 0 gives an empty,
+// valid buffer with no allocation.
+func Alloc[T Elem](d *Device, n int) (*Buffer[T], error) {
+	if n < 0 {
+		return nil, fmt.Errorf("launch: Alloc: negative length %d", n)
+	}
+	b := &Buffer[T]{d: d, n: n, owner: true}
+	if n == 0 {
+		return b, d.with(func() error { return nil })
+	}
+	bytes := uint64(n) * uint64(elemSize[T]())
+	err := d.with(func() error {
+		var e error
+		b.ptr, e = driver.MemAlloc(d.ordinal, bytes)
+		return e
+	})
+	if err != nil {
+		return nil, fmt.Errorf("launch: Alloc %d bytes on %v: %w", bytes, d, err)
+	}
+	d.account(int64(bytes))
+	return b, nil
+}
+
+// Len returns the number of elements.
+func (b *Buffer[T]) Len() int { return b.n }
+
+// Bytes returns the size in bytes.
+func (b *Buffer[T]) Bytes() int { return b.n * elemSize[T]() }
+
+// Device returns the owning device.
+func (b *Buffer[T]) Device() *Device { return b.d }
+
+// Addr returns the device address (0 for an empty buffer).
+func (b *Buffer[T]) Addr() uint64 { return uint64(b.ptr) }
+
+// View returns elements [off, off+n) as a buffer sharing b's memory.
+func (b *Buffer[T]) View(off, n int) *Buffer[T] {
+	if off < 0 || n < 0 || off+n > b.n {
+		panic(fmt.Sprintf("launch: View(%d, %d) of a %d-element buffer", off, n, b.n))
+	}
+	return &Buffer[T]{d: b.d, ptr: b.ptr + driver.DevicePtr(off*elemSize[T]()), n: n}
+}
+
+func (b *Buffer[T]) check(s *Stream) error {
+	if b.closed.Load() {
+		return ErrClosed
+	}
+	if s.d != b.d {
+		return fmt.Errorf("%w: buffer on %v, stream on %v", ErrWrongDevice, b.d, s.d)
+	}
+	return nil
+}
+
+// Upload queues a copy of src into the first len(src) elements on s. src may
+// be reused when Upload returns (pageable memory is staged by the driver).
+func (b *Buffer[T]) Upload(s *Stream, src []T) error {
+	if err := b.check(s); err != nil {
+		return err
+	}
+	if len(src) > b.n {
+		return &LengthError{What: "Upload", Want: b.n, Got: len(src)}
+	}
+	return s.use(func() error { return driver.CopyHtoDAsync(b.d.ordinal, b.ptr, src, s.s) })
+}
+
+// Download copies the first len(dst) elements into dst after the work queued
+// on s, and returns once dst holds them.
+func (b *Buffer[T]) Download(s *Stream, dst []T) error {
+	if err := b.check(s); err != nil {
+		return err
+	}
+	if len(dst) > b.n {
+		return &LengthError{What: "Download", Want: b.n, Got: len(dst)}
+	}
+	return s.use(func() error {
+		if err := driver.CopyDtoHAsync(b.d.ordinal, dst, b.ptr, s.s); err != nil {
+			return err
+		}
+		return s.s.Synchronize()
+	})
+}
+
+// Memset32 sets every element to the 32-bit pattern v (4-byte elements only).
+func (b *Buffer[T]) Memset32(s *Stream, v uint32) error {
+	if err := b.check(s); err != nil {
+		return err
+	}
+	if elemSize[T]() != 4 {
+		return fmt.Errorf("launch: Memset32 on %d-byte elements", elemSize[T]())
+	}
+	return s.use(func() error { return driver.MemsetD32Async(b.d.ordinal, b.ptr, v, uint64(b.n), s.s) })
+}
+
+// Memset8 sets every byte of the buffer to v.
+func (b *Buffer[T]) Memset8(s *Stream, v uint8) error {
+	if err := b.check(s); err != nil {
+		return err
+	}
+	return s.use(func() error { return driver.MemsetD8Async(b.d.ordinal, b.ptr, v, uint64(b.Bytes()), s.s) })
+}
+
+// CopyFrom queues a copy of src (same length, on any device) into b on s.
+// Across devices it is a peer copy (cuMemcpyPeerAsync).
+func (b *Buffer[T]) CopyFrom(s *Stream, src *Buffer[T]) error {
+	if b.closed.Load() || src.closed.Load() || s.closed.Load() {
+		return ErrClosed
+	}
+	if src.n != b.n {
+		return &LengthError{What: "CopyFrom", Want: b.n, Got: src.n}
+	}
+	if b.n == 0 {
+		return nil
+	}
+	bytes := uint64(b.Bytes())
+	if src.d == b.d {
+		return s.use(func() error { return driver.CopyDtoDAsync(s.d.ordinal, b.ptr, src.ptr, bytes, s.s) })
+	}
+	return s.use(func() error { return driver.CopyPeerAsync(b.ptr, b.d.ctx, src.ptr, src.d.ctx, bytes, s.s) })
+}
+
+// Close frees an owning buffer (a view is only marked closed). Idempotent.
+// The caller must ensure no queued work still uses the memory.
+func (b *Buffer[T]) Close() error {
+	if b.closed.Swap(true) || !b.owner || b.ptr == 0 {
+		return nil
+	}
+	err := b.d.with(func() error { return driver.MemFree(b.d.ordinal, b.ptr) })
+	if err == nil {
+		b.d.account(-int64(b.Bytes()))
+	}
+	return err
+}
+
+// devicePointer is what a kernel pointer argument accepts.
+type devicePointer interface {
+	kernelPtr() (driver.DevicePtr, *Device, bool)
+}
+
+func (b *Buffer[T]) kernelPtr() (driver.DevicePtr, *Device, bool) {
+	return b.ptr, b.d, b.closed.Load()
+}

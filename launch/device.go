@@ -1,0 +1,185 @@
+package launch
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rayd-go/rayd/driver"
+)
+
+// Device is one opened CUDA device: its primary context, an executor
+// goroutine locked to its own OS thread, a per-device module cache and
+// allocation counters. Safe for concurrent use.
+type Device struct {
+	ordinal int
+	dev     driver.Device
+	ctx     driver.Context
+
+	work chan func()
+	done chan struct{}
+
+	mu      sync.Mutex
+	modules map[string]*moduleEntry
+	kernels map[string]*Kernel
+	closed  atomic.Bool
+
+	allocated atomic.Int64 // bytes currently allocated through this Device
+	peak      atomic.Int64 // high-water mark of allocated since the last ResetPeak
+}
+
+// Count returns the number of visible CUDA devices (driver.ErrNoDriver
+// without a driver).
+func Count() (int, error) { return driver.DeviceCount() }
+
+// Open retains the primary context of device ordinal and starts its executor.
+func Open(ordinal int) (*Device, error) {
+	n, err := driver.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if ordinal < 0 || ordinal >= n {
+		return nil, fmt.Errorf("launch: device %d: %w (%d visible)", ordinal, driver.ErrInvalidDevice, n)
+	}
+	dev, err := driver.DeviceGet(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := driver.PrimaryContext(dev)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{
+		ordinal: ordinal, dev: dev, ctx: ctx,
+		work: make(chan func()), done: make(chan struct{}),
+		modules: map[string]*moduleEntry{}, kernels: map[string]*Kernel{},
+	}
+	ready := make(chan error, 1)
+	go d.executor(ready)
+	if err := <-ready; err != nil {
+		_ = ctx.Release()
+		return nil, err
+	}
+	return d, nil
+}
+
+// executor is the device's own goroutine: locked to one OS thread with the
+// primary context current for its whole life.
+func (d *Device) executor(ready chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(d.done)
+	if err := d.ctx.SetCurrent(); err != nil {
+		ready <- err
+		return
+	}
+	ready <- nil
+	for fn := range d.work {
+		fn()
+	}
+}
+
+// Ordinal returns the device ordinal.
+func (d *Device) Ordinal() int { return d.ordinal }
+
+// String returns "cuda:N".
+func (d *Device) String() string { return fmt.Sprintf("cuda:%d", d.ordinal) }
+
+// Do runs fn on the device's executor goroutine (its OS thread has the
+// device's context current) and returns fn's error. Calls from several
+// goroutines are serialised in arrival order.
+func (d *Device) Do(fn func() error) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	errc := make(chan error, 1)
+	select {
+	case d.work <- func() { errc <- fn() }:
+	case <-d.done:
+		return ErrClosed
+	}
+	return <-errc
+}
+
+// with runs fn on the calling goroutine, locked to its OS thread with the
+// device's context current. It is the cheap path for short driver calls.
+func (d *Device) with(fn func() error) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := d.ctx.SetCurrent(); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// Synchronize waits for all work on the device (cuCtxSynchronize).
+func (d *Device) Synchronize() error { return d.with(d.ctx.Synchronize) }
+
+// MemInfo returns the device's free and total memory in bytes.
+func (d *Device) MemInfo() (free, total uint64, err error) {
+	err = d.with(func() error {
+		var e error
+		free, total, e = d.ctx.MemInfo()
+		return e
+	})
+	return free, total, err
+}
+
+// Allocated returns the bytes currently allocated through this Device and
+// the high-water mark since the last ResetPeak.
+func (d *Device) Allocated() (current, peak int64) { return d.allocated.Load(), d.peak.Load() }
+
+// ResetPeak sets the high-water mark to the current allocation.
+func (d *Device) ResetPeak() { d.peak.Store(d.allocated.Load()) }
+
+func (d *Device) account(delta int64) {
+	cur := d.allocated.Add(delta)
+	for {
+		p := d.peak.Load()
+		if cur <= p || d.peak.CompareAndSwap(p, cur) {
+			return
+		}
+	}
+}
+
+// Close unloads the device's modules, stops the executor and releases the
+// primary context. Buffers and streams should be closed first; memory they
+// still hold is reclaimed when the driver destroys the context. Idempotent.
+func (d *Device) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	errc := make(chan error, 1)
+	d.work <- func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		var err error
+		for _, k := range d.kernels {
+			k.args.Free()
+		}
+		for _, m := range d.modules {
+			if m.err == nil {
+				if e := m.mod.Unload(); e != nil && err == nil {
+					err = e
+				}
+			}
+		}
+		d.modules, d.kernels = nil, nil
+		errc <- err
+	}
+	errs = append(errs, <-errc)
+	close(d.work)
+	<-d.done
+	errs = append(errs, d.ctx.Release())
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

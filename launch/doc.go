@@ -1,0 +1,18 @@
+// Package launch is rayd-go's device runtime: it opens devices (primary
+// context retained, an executor goroutine locked to its own OS thread),
+// creates non-blocking streams and events, owns typed device buffers, caches
+// one module per device for every PTX module it loads (digest verified by
+// package ptx) and launches kernels after validating the arguments against
+// the manifest's parameter layout.
+//
+// Every driver call is issued on a goroutine locked to its OS thread with the
+// device's primary context current: either on the device's executor (Do) or,
+// for short calls such as a launch or a copy, on the caller's goroutine,
+// locked for the duration of the call (that binding costs one cuCtxSetCurrent
+// and no goroutine hand-off). Devices are independent: different goroutines
+// drive different devices concurrently, and a Device is safe for concurrent
+// use.
+//
+// launch sits above driver and ptx and below accel; it is the only package
+// that imports driver.
+package launch
