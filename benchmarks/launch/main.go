@@ -141,6 +141,18 @@ func run(ordinal, rounds, per int, native, ptxPath, out string) error {
 			}
 		}
 	}
+	// The cost of one trivial driver call through purego (cuCtxGetCurrent),
+	// in batches of 1000, against the same loop in C.
+	trivial := make([]float64, 0, 200)
+	for b := 0; b < 200; b++ {
+		t0 := time.Now()
+		for i := 0; i < 1000; i++ {
+			if _, err := driver.CurrentContextHandle(); err != nil {
+				return err
+			}
+		}
+		trivial = append(trivial, float64(time.Since(t0).Nanoseconds())/1e6)
+	}
 	info, _ := launch.DeviceInfo(ordinal)
 	ver, _ := driver.DriverVersion()
 	mod, _ := ptx.Load("basic")
@@ -149,6 +161,7 @@ func run(ordinal, rounds, per int, native, ptxPath, out string) error {
 	for _, v := range vs {
 		rep.Results[v.name] = map[string]stat{"submit": summarize(v.sub), "round_trip": summarize(v.rt)}
 	}
+	rep.Results["driver-raw"]["trivial_call"] = summarize(trivial)
 	if native != "" {
 		outb, err := exec.Command(native, ptxPath, fmt.Sprint(ordinal)).Output()
 		if err != nil {
@@ -163,8 +176,10 @@ func run(ordinal, rounds, per int, native, ptxPath, out string) error {
 		}
 		rep.Ratios = map[string]float64{}
 		for _, v := range vs {
-			for _, m := range []string{"submit", "round_trip"} {
-				rep.Ratios[v.name+"/"+m] = rep.Results[v.name][m].MedianUs / nat.Results[m].MedianUs
+			for _, m := range []string{"submit", "round_trip", "trivial_call"} {
+				if r, ok := rep.Results[v.name][m]; ok {
+					rep.Ratios[v.name+"/"+m] = r.MedianUs / nat.Results[m].MedianUs
+				}
 			}
 		}
 	}

@@ -73,7 +73,17 @@ int main(int argc, char** argv) {
         CHECK(cuStreamSynchronize(s));
         rt[i] = now_us() - t0;
     }
+    /* cost of a trivial driver call (cuCtxGetCurrent), batches of 1000 */
+    enum { CALLS = 1000, BATCH = 200 };
+    double* call = (double*)malloc(sizeof(double) * BATCH);
+    for (int b = 0; b < BATCH; b++) {
+        CUcontext cur;
+        double t0 = now_us();
+        for (int i = 0; i < CALLS; i++) CHECK(cuCtxGetCurrent(&cur));
+        call[b] = (now_us() - t0) / CALLS;
+    }
     printf("{\n  \"variant\": \"native-c\",\n  \"results\": {\n");
+    stats("trivial_call", call, BATCH, 0);
     stats("submit", sub, ROUNDS * PER, 0);
     stats("round_trip", rt, RT, 1);
     printf("  }\n}\n");
