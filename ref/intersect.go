@@ -1,0 +1,89 @@
+package ref
+
+import (
+	"fmt"
+
+	"github.com/rayd-go/rayd/geom"
+)
+
+// Intersect is the forward pass of intersect (spec §2.1): for each row the
+// closest hit of o + t·d with t ∈ [geom.TMin, tmax] over every triangle of the
+// scene, without culling and without normalizing d.
+//
+// o and d hold 3 values per row; tmax holds one per row or is empty
+// (geom.DefaultTMax, FLT_MAX); active holds one per row or is empty (all
+// active). flags selects the materialized fields (geom.Flags). Inactive rows
+// and rows with a non-finite origin or direction are misses. A hit row holds
+// t, p = o + t·d (per component o + (t*d) in float32), n = geo_n = the unit
+// face normal (geom.FaceNormal with geom.NormalFloor, not flipped toward the
+// ray), uv = (u, v), barycentric = ((1−u)−v, u, v), the mesh id, prim id =
+// global id, the local face id and the global id.
+//
+// Errors: a *LengthError (ErrLength) for mismatched slices, an
+// *ArgumentError (ErrInvalidArgument) for flags outside geom.FlagsAll. An
+// empty batch returns an empty record.
+func (s *Scene) Intersect(o, d, tmax []float32, active []bool, flags geom.Flags) (*geom.Hits, error) {
+	n, err := geom.CheckRays(o, d, tmax, active)
+	if err != nil {
+		return nil, err
+	}
+	if !flags.Valid() {
+		return nil, &ArgumentError{Field: "flags", Reason: fmt.Sprintf("unknown bits %#x", uint32(flags&^geom.FlagsAll))}
+	}
+	h := geom.NewHits(n, flags)
+	if n == 0 {
+		return h, nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	parallelRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s.intersectRow(h, i, o, d, tmax, active)
+		}
+	})
+	return h, nil
+}
+
+// intersectRow traces row i and writes its hit into h (h starts as misses).
+func (s *Scene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active []bool) {
+	if len(active) > 0 && !active[i] {
+		return
+	}
+	oi, di := row3(o, i), row3(d, i)
+	if !geom.IsFinite3(oi) || !geom.IsFinite3(di) {
+		return
+	}
+	tm := geom.DefaultTMax
+	if len(tmax) > 0 {
+		tm = tmax[i]
+	}
+	hit, ok := s.closest(oi, di, geom.TMin, tm)
+	if !ok {
+		return
+	}
+	h.T[i] = hit.T
+	tr := &s.tris[hit.Prim]
+	var normal [3]float32
+	if h.Flags&(geom.FlagGeometric|geom.FlagShadingN) != 0 {
+		normal = geom.FaceNormal(tr[0], tr[1], tr[2], geom.NormalFloor)
+	}
+	if h.Flags.Has(geom.FlagGeometric) {
+		var p [3]float32
+		for k := range 3 {
+			p[k] = float32(oi[k] + float32(hit.T*di[k]))
+		}
+		put3(h.P, i, p)
+		put3(h.GeoN, i, normal)
+		put3(h.Bary, i, [3]float32{float32(float32(1-hit.U) - hit.V), hit.U, hit.V})
+		h.ShapeID[i] = s.tables.FaceShape[hit.Prim]
+		h.PrimID[i] = hit.Prim
+		h.LocalPrimID[i] = s.tables.FaceLocal[hit.Prim]
+		h.GlobalPrimID[i] = hit.Prim
+	}
+	if h.Flags.Has(geom.FlagShadingN) {
+		put3(h.N, i, normal)
+	}
+	if h.Flags.Has(geom.FlagUV) {
+		h.UV[2*i], h.UV[2*i+1] = hit.U, hit.V
+	}
+}
