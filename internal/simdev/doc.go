@@ -1,0 +1,25 @@
+// Package simdev simulates a machine of several GPUs for the tests of the
+// multi-device layer: each simulated device is a shard.Replica that runs the
+// CPU reference (ref.Scene) on its own copy of the scene, so sharded results
+// must be bitwise those of a single ref.Scene.
+//
+// Every step that a real device would enqueue on a stream is enqueued here
+// on a queue — one compute queue per device and one queue per direction of
+// its link to the master — and runs on its own goroutine once its
+// predecessor and its dependencies completed; the returned events close
+// when it has run. A layer that read a chunk before waiting for its event
+// would therefore race, which the race detector reports. Remote devices
+// deep-copy every input and output; the master serves views of the
+// caller's memory, as the real master does.
+//
+// Time is modelled, not slept: every operation gets a virtual completion
+// time from the link bandwidth (Config.LinkBytesPerSecond), the compute
+// cost per row and per-device speed factors, and Cluster.Elapsed reports
+// the modelled makespan. Faults (Cluster.Inject) fail the Nth call of a
+// step on a device, synchronously or through its event, or make a mutation
+// silently skip a replica so that its version falls behind.
+//
+// Place in the package graph: simdev implements shard.Replica and
+// shard.Topology on top of ref and geom; it is internal and used by tests,
+// examples and benchmarks only.
+package simdev

@@ -1,0 +1,137 @@
+package simdev
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/ref"
+	"github.com/rayd-go/rayd/shard"
+)
+
+// Kernel is a task that the simulated devices run by itself: the built-in
+// host tasks of package shard are adapted to it, and tests implement it for
+// their own operations (a toy grid_reduce operation, for instance).
+type Kernel interface {
+	shard.Task
+	// Input returns the inputs of rows [lo, hi) of a per_ray task, or the
+	// whole inputs of a grid_reduce task (lo = hi = 0), deep-copied when
+	// copied is true, and their size in bytes.
+	Input(lo, hi int, copied bool) (in any, bytes int)
+	// Run executes rows (lanes) [lo, hi) of the call on the reference scene.
+	Run(s *ref.Scene, in any, lo, hi int) (out any, err error)
+	// Output deep-copies an output (a gather to the master) when copied is
+	// true and returns its size in bytes.
+	Output(out any, copied bool) (any, int)
+	// OutputBytes is the modelled size of the output of rows [lo, hi) of a
+	// per_ray task, or of one grid partial (lo = hi = 0); it prices gathers
+	// before the output exists.
+	OutputBytes(lo, hi int) int
+	// Add folds part into acc (grid_reduce), in place, and returns acc.
+	Add(acc, part any) (any, error)
+}
+
+// kernelOf returns the kernel of a task.
+func kernelOf(t shard.Task) (Kernel, error) {
+	switch t := t.(type) {
+	case *shard.Intersect:
+		return intersectKernel{t}, nil
+	case *shard.TraceReflections:
+		return reflectKernel{t}, nil
+	case *shard.Visible:
+		return visibleKernel{t}, nil
+	case Kernel:
+		return t, nil
+	}
+	return nil, fmt.Errorf("simdev: no kernel for task %T", t)
+}
+
+func clone[T any](v []T, copied bool) []T {
+	if !copied {
+		return v
+	}
+	return slices.Clone(v)
+}
+
+// errPlaced refuses to fold per_ray outputs.
+var errPlaced = fmt.Errorf("simdev: per_ray outputs are placed, not folded")
+
+type intersectKernel struct{ *shard.Intersect }
+
+func (k intersectKernel) Input(lo, hi int, copied bool) (any, int) {
+	s := k.Slice(lo, hi)
+	in := &shard.Intersect{O: clone(s.O, copied), D: clone(s.D, copied), TMax: clone(s.TMax, copied),
+		Active: clone(s.Active, copied), Flags: s.Flags}
+	return in, 4*(len(in.O)+len(in.D)+len(in.TMax)) + len(in.Active)
+}
+
+func (k intersectKernel) Run(s *ref.Scene, in any, _, _ int) (any, error) {
+	t := in.(*shard.Intersect)
+	return s.Intersect(t.O, t.D, t.TMax, t.Active, t.Flags)
+}
+
+func (k intersectKernel) Output(out any, copied bool) (any, int) {
+	h := out.(*geom.Hits)
+	if copied {
+		h = &geom.Hits{Flags: h.Flags, T: clone(h.T, true), P: clone(h.P, true), N: clone(h.N, true),
+			GeoN: clone(h.GeoN, true), Bary: clone(h.Bary, true), UV: clone(h.UV, true),
+			ShapeID: clone(h.ShapeID, true), PrimID: clone(h.PrimID, true),
+			LocalPrimID: clone(h.LocalPrimID, true), GlobalPrimID: clone(h.GlobalPrimID, true)}
+	}
+	return h, h.Len() * h.RowBytes()
+}
+
+func (k intersectKernel) OutputBytes(lo, hi int) int { return (hi - lo) * k.Flags.RowBytes() }
+
+func (intersectKernel) Add(_, _ any) (any, error) { return nil, errPlaced }
+
+type reflectKernel struct{ *shard.TraceReflections }
+
+func (k reflectKernel) Input(lo, hi int, copied bool) (any, int) {
+	s := k.Slice(lo, hi)
+	in := &shard.TraceReflections{O: clone(s.O, copied), D: clone(s.D, copied), TMax: clone(s.TMax, copied),
+		Active: clone(s.Active, copied), Bounces: s.Bounces}
+	return in, 4*(len(in.O)+len(in.D)+len(in.TMax)) + len(in.Active)
+}
+
+func (k reflectKernel) Run(s *ref.Scene, in any, _, _ int) (any, error) {
+	t := in.(*shard.TraceReflections)
+	return s.TraceReflections(t.O, t.D, t.TMax, t.Active, t.Bounces)
+}
+
+func (k reflectKernel) Output(out any, copied bool) (any, int) {
+	r := out.(*geom.Reflections)
+	if copied {
+		r = &geom.Reflections{Bounces: r.Bounces, Valid: clone(r.Valid, true), T: clone(r.T, true),
+			PrimIDs: clone(r.PrimIDs, true), ImageSources: clone(r.ImageSources, true)}
+	}
+	return r, r.Len() * geom.ReflectionRowBytes(r.Bounces, true)
+}
+
+func (k reflectKernel) OutputBytes(lo, hi int) int {
+	return (hi - lo) * geom.ReflectionRowBytes(k.Bounces, true)
+}
+
+func (reflectKernel) Add(_, _ any) (any, error) { return nil, errPlaced }
+
+type visibleKernel struct{ *shard.Visible }
+
+func (k visibleKernel) Input(lo, hi int, copied bool) (any, int) {
+	s := k.Slice(lo, hi)
+	in := &shard.Visible{Start: clone(s.Start, copied), End: clone(s.End, copied), Active: clone(s.Active, copied)}
+	return in, 4*(len(in.Start)+len(in.End)) + len(in.Active)
+}
+
+func (k visibleKernel) Run(s *ref.Scene, in any, _, _ int) (any, error) {
+	t := in.(*shard.Visible)
+	return s.Visible(t.Start, t.End, t.Active)
+}
+
+func (k visibleKernel) Output(out any, copied bool) (any, int) {
+	v := clone(out.([]bool), copied)
+	return v, len(v)
+}
+
+func (visibleKernel) OutputBytes(lo, hi int) int { return hi - lo }
+
+func (visibleKernel) Add(_, _ any) (any, error) { return nil, errPlaced }

@@ -1,0 +1,153 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+)
+
+// LaneTask is a grid_reduce task whose merged result has type R.
+type LaneTask[R any] interface {
+	Task
+	// Lanes validates the inputs and returns the size of the lane space and
+	// the caller's window (count < 0: every lane from offset on).
+	Lanes() (total, offset, count int, err error)
+}
+
+// RunLanes executes a grid_reduce task on the layer (spec §4.3, §4.4,
+// §7.1): it plans the lane windows (PlanLanes) and records the plan, then
+// replicates the task's whole inputs to every device with a window before
+// any launch, issues the chunks round-robin (each launch receives its global
+// lane range [lo, hi), never a re-seeded or shrunk lane space), folds each
+// device's chunks into that device's partial in ascending lane order,
+// gathers the partials to the master and sums them there in device order
+// (the first partial is the accumulator). Cancellation of ctx is honoured
+// at chunk boundaries and wraps ctx.Err(); Options.Offload is ignored.
+func RunLanes[R any](ctx context.Context, l *Layer, t LaneTask[R]) (R, error) {
+	var zero R
+	total, offset, count, err := t.Lanes()
+	if err != nil {
+		return zero, err
+	}
+	op := t.Op()
+	l.rw.RLock()
+	defer l.rw.RUnlock()
+	reps, err := l.ready()
+	if err != nil {
+		return zero, err
+	}
+	s, err := l.PlanLanes(op, total, offset, count)
+	if err != nil {
+		return zero, err
+	}
+	l.record(s)
+	r := &laneRun[R]{call: l.newCall(op, reps), t: t, s: s}
+	res, err := r.run(ctx)
+	return res, r.exit(err)
+}
+
+type laneRun[R any] struct {
+	*call
+	t        LaneTask[R]
+	s        *Schedule
+	held     []Payload
+	inputs   map[int]Payload
+	inputEv  map[int]Event
+	partial  map[int]Payload
+	partEv   map[int]Event
+	order    []int
+	released bool
+}
+
+func (r *laneRun[R]) run(ctx context.Context) (res R, err error) {
+	defer r.release()
+	if _, err := r.enter(r.master.Device()); err != nil {
+		return res, err
+	}
+	r.inputs, r.inputEv = map[int]Payload{}, map[int]Event{}
+	r.partial, r.partEv = map[int]Payload{}, map[int]Event{}
+	for _, sh := range r.s.Dispatch.Shards {
+		if _, ok := r.inputs[sh.Device]; ok {
+			continue
+		}
+		rep, err := r.enter(sh.Device)
+		if err != nil {
+			return res, err
+		}
+		in, ev, err := rep.Replicate(r.t)
+		if err != nil {
+			return res, r.fail(rep, "replicate", sh.Start, sh.Stop, err)
+		}
+		r.inputs[sh.Device], r.inputEv[sh.Device] = in, ev
+		r.held = append(r.held, in)
+		r.order = append(r.order, sh.Device)
+	}
+	for i, c := range r.s.Chunks {
+		if err := cancelled(ctx, r.op.Key, i, len(r.s.Chunks)); err != nil {
+			return res, err
+		}
+		rep := r.reps[c.Device]
+		out, ev, err := rep.Launch(r.t, r.inputs[c.Device], c.Start, c.Stop, r.inputEv[c.Device])
+		if err != nil {
+			return res, r.fail(rep, "launch", c.Start, c.Stop, err)
+		}
+		acc, aev, err := rep.Fold(r.t, r.partial[c.Device], r.partEv[c.Device], out, ev)
+		if err != nil {
+			out.Release()
+			return res, r.fail(rep, "fold", c.Start, c.Stop, err)
+		}
+		if acc != out {
+			out.Release()
+		}
+		if r.partial[c.Device] == nil {
+			r.held = append(r.held, acc)
+		}
+		r.partial[c.Device], r.partEv[c.Device] = acc, aev
+	}
+	if err := cancelled(ctx, r.op.Key, len(r.s.Chunks), len(r.s.Chunks)); err != nil {
+		return res, err
+	}
+	var total Payload
+	var tev Event
+	for _, d := range r.order { // device order: the merge order is fixed
+		rep := r.reps[d]
+		g, gev, err := rep.Gather(r.t, r.partial[d], r.partEv[d])
+		if err != nil {
+			return res, r.fail(rep, "gather", 0, 0, err)
+		}
+		if g != r.partial[d] {
+			r.held = append(r.held, g)
+		}
+		acc, aev, err := r.master.Fold(r.t, total, tev, g, gev)
+		if err != nil {
+			return res, r.fail(r.master, "fold", 0, 0, err)
+		}
+		if total == nil {
+			r.held = append(r.held, acc)
+		}
+		total, tev = acc, aev
+	}
+	v, err := r.master.Result(r.t, total, tev)
+	if err != nil {
+		return res, r.fail(r.master, "result", 0, 0, err)
+	}
+	rec, ok := v.(R)
+	if !ok {
+		return res, r.fail(r.master, "result", 0, 0, fmt.Errorf("result is %T, want %T", v, rec))
+	}
+	return rec, nil
+}
+
+// release frees every payload the call held (stream-ordered). Payloads
+// appear once per role; Release is idempotent, so a payload that served as
+// both a partial and the accumulator is safe.
+func (r *laneRun[R]) release() {
+	if r.released {
+		return
+	}
+	r.released = true
+	for _, p := range r.held {
+		if p != nil {
+			p.Release()
+		}
+	}
+}
