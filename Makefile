@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X main.commit=$(COMMIT)
-GPU_PKGS := ./launch ./cmd/rayd
+GPU_PKGS := . ./accel ./launch ./cmd/rayd
 export NCCL_NVLS_ENABLE := 0
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch clean
@@ -34,7 +34,7 @@ ptx-check:
 ## gpu-bins: GPU-tier test binaries and tools, CGO_ENABLED=0, for a machine without Go.
 gpu-bins:
 	@mkdir -p $(BIN)
-	@for p in $(GPU_PKGS); do n=$$(echo $$p | sed 's|^\./||; s|/|-|g'); \
+	@for p in $(GPU_PKGS); do n=$$(echo $$p | sed 's|^\./||; s|/|-|g; s|^\.$$|rayd|'); \
 		CGO_ENABLED=0 $(GO) test -c -o $(BIN)/$$n.test $$p || exit 1; done
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuaccept ./internal/tools/gpuaccept
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/launchbench ./benchmarks/launch

@@ -144,10 +144,11 @@ func (b *Buffer[T]) CopyFrom(s *Stream, src *Buffer[T]) error {
 	return s.use(func() error { return driver.CopyPeerAsync(b.ptr, b.d.ctx, src.ptr, src.d.ctx, bytes, s.s) })
 }
 
-// Close frees an owning buffer (a view is only marked closed). Idempotent.
-// The caller must ensure no queued work still uses the memory.
+// Close frees an owning buffer (a view is only marked closed). Idempotent,
+// and a no-op on a nil *Buffer. The caller must ensure no queued work still
+// uses the memory.
 func (b *Buffer[T]) Close() error {
-	if b.closed.Swap(true) || !b.owner || b.ptr == 0 {
+	if b == nil || b.closed.Swap(true) || !b.owner || b.ptr == 0 {
 		return nil
 	}
 	err := b.d.with(func() error { return driver.MemFree(b.d.ordinal, b.ptr) })

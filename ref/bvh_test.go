@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"github.com/rayd-go/rayd/internal/testscene"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -65,7 +66,7 @@ func checkAgainstBruteForce(t *testing.T, r *rand.Rand, name string, meshes ...g
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalSlices(va, vb) {
+	if !testscene.EqualSlices(va, vb) {
 		t.Fatalf("%s: visibility differs between BVH and brute force", name)
 	}
 }

@@ -97,12 +97,18 @@ func main() {
 
 func runSuite(bin string, timeout time.Duration) suite {
 	s := suite{Name: strings.TrimSuffix(filepath.Base(bin), ".test")}
-	cmd := exec.Command(bin, "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		s.Failed, s.Failures = 1, []string{err.Error()}
+		return s
+	}
+	cmd := exec.Command(abs, "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
+	cmd.Dir = packageDir(s.Name)
 	cmd.Env = append(os.Environ(), "RAYD_REQUIRE_GPU=1", "NCCL_NVLS_ENABLE=0")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	t0 := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	s.Seconds = time.Since(t0).Seconds()
 	if ee, ok := err.(*exec.ExitError); ok {
 		s.ExitCode = ee.ExitCode()
@@ -141,4 +147,19 @@ func runSuite(bin string, timeout time.Duration) suite {
 		s.Log = log
 	}
 	return s
+}
+
+// packageDir maps a suite name (bin/<name>.test, as make gpu-bins names
+// them: "rayd" for the root package, "/" spelled "-") to the package
+// directory, where `go test` would run the binary: tests read testdata and
+// sources relative to it.
+func packageDir(name string) string {
+	if name == "rayd" {
+		return "."
+	}
+	dir := strings.ReplaceAll(name, "-", "/")
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir
+	}
+	return "."
 }

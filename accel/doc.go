@@ -1,0 +1,47 @@
+// Package accel is rayd-go's pure-CUDA triangle BVH: the device build and
+// refit (ptx/src/bvh_build.cu), the query launchers for intersect,
+// trace_reflections and visible (ptx/src/trace.cu), and a host mirror of
+// the build.
+//
+// Place in the graph (design.md): replica → accel → launch → ptx/driver.
+// accel imports launch and geom only; it never imports driver or unsafe.
+// Everything it launches is an embedded PTX module reached through
+// launch.Device.Kernel.
+//
+// # Algorithm
+//
+// A Karras linear BVH (spec §8.1, with Morton codes of the face-box
+// centroids normalized by the centroid bounds) is built in one stream with
+// no host synchronization between kernels: face boxes and scene bounds by
+// integer atomics on order-preserving keys, 30-bit Morton codes, a stable
+// 8-bit LSD radix sort of (code, prim) pairs, the radix tree, a bottom-up
+// pass (boxes, SAH costs, leaf choices, heights) with one atomic counter per
+// internal node, and a collapse that turns subtrees of ≤ Options.MaxLeafSize
+// triangles into leaves where the SAH says so. The result is emitted in one
+// of two 64-byte node layouts (Options.Width): child-pair nodes (both
+// children's full-precision boxes and references, Aila–Laine), or quad
+// nodes that hold up to four 8-bit quantized child boxes (two binary levels
+// per node: half the node fetches and half the bytes per ray). Triangles are
+// 48-byte records in leaf order; see Layout and QuadNode. Stored boxes are
+// inflated by a tiny relative margin (InflateScale; quantized boxes are
+// rounded outward from the inflated ones), and the traversal adds the same
+// margin of the ray origin's magnitude, so that box culling never rejects a
+// box holding a hit the watertight test accepts: BVH traversal answers
+// exactly like a brute-force loop.
+//
+// The traversal (one thread per ray; optionally persistent warps) keeps its
+// stack in local memory; a build whose child-pair tree is taller than
+// MaxDepth fails with ErrDepthExceeded.
+// The watertight test (geom.Watertight) is transcribed operation by
+// operation, so t, barycentrics and normals equal the CPU reference (package
+// ref) bit for bit, and equal-t ties go to the lowest global prim id.
+//
+// # Host mirror
+//
+// BuildHost runs the same algorithm with the same float32 operation
+// sequence on the CPU and yields the identical Layout, so CPU tests cover
+// the Morton codes, sort, radix tree, collapse and layout, and GPU tests
+// compare a downloaded device build with it bit for bit. Validate checks the
+// invariants of any layout; Layout.Closest and AnyHit mirror the device
+// traversal (and count its work in TraceStats).
+package accel

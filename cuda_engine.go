@@ -1,0 +1,293 @@
+package rayd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rayd-go/rayd/accel"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/launch"
+)
+
+// streamSlots is how many queries one CUDA scene runs at once; each slot owns
+// a non-blocking stream and grow-only scratch buffers.
+const streamSlots = 4
+
+// cudaEngine runs queries on rayd-go's GPU BVH on one device.
+type cudaEngine struct {
+	dev   *launch.Device
+	build *launch.Stream
+	bvh   *accel.BVH
+	slots chan *slot
+}
+
+// slot is one query lane: a stream, the persistent-launch counter and
+// scratch buffers reused across calls (grown, never shrunk).
+type slot struct {
+	s       *launch.Stream
+	counter *launch.Buffer[uint32]
+	f32     map[string]*launch.Buffer[float32]
+	i32     map[string]*launch.Buffer[int32]
+	u8      map[string]*launch.Buffer[uint8]
+}
+
+func newCUDAEngine(ctx context.Context, t *geom.Tables, ordinal int) (_ engine, err error) {
+	dev, err := launch.Open(ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("%w: CUDA device %d: %w", ErrBackendUnavailable, ordinal, err)
+	}
+	e := &cudaEngine{dev: dev, slots: make(chan *slot, streamSlots)}
+	defer func() {
+		if err != nil {
+			_ = e.close()
+		}
+	}()
+	if e.build, err = dev.NewStream(); err != nil {
+		return nil, err
+	}
+	if err = ctx.Err(); err != nil {
+		return nil, err
+	}
+	if e.bvh, err = accel.Build(e.build, t); err != nil {
+		return nil, fmt.Errorf("rayd: building the BVH on %v: %w", dev, err)
+	}
+	for i := 0; i < streamSlots; i++ {
+		sl := &slot{f32: map[string]*launch.Buffer[float32]{}, i32: map[string]*launch.Buffer[int32]{}, u8: map[string]*launch.Buffer[uint8]{}}
+		if sl.s, err = dev.NewStream(); err != nil {
+			return nil, err
+		}
+		if sl.counter, err = launch.Alloc[uint32](dev, 1); err != nil {
+			_ = sl.s.Close()
+			return nil, err
+		}
+		e.slots <- sl
+	}
+	return e, nil
+}
+
+// acquire takes a free slot, honouring ctx while waiting.
+func (e *cudaEngine) acquire(ctx context.Context) (*slot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	select {
+	case sl := <-e.slots:
+		return sl, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (e *cudaEngine) release(sl *slot) { e.slots <- sl }
+
+// scratch returns an n-element view of the named grow-only buffer of m.
+func scratch[T launch.Elem](d *launch.Device, m map[string]*launch.Buffer[T], name string, n int) (*launch.Buffer[T], error) {
+	b := m[name]
+	if b == nil || b.Len() < n {
+		if b != nil {
+			if err := b.Close(); err != nil {
+				return nil, err
+			}
+			delete(m, name)
+		}
+		nb, err := launch.Alloc[T](d, max(n, 1))
+		if err != nil {
+			return nil, err
+		}
+		b, m[name] = nb, nb
+	}
+	return b.View(0, n), nil
+}
+
+// uploadRays stages a host batch in the slot's scratch buffers.
+func (e *cudaEngine) uploadRays(sl *slot, o, d, tmax []float32, active []bool) (accel.Rays, error) {
+	n := len(o) / 3
+	r := accel.Rays{N: n, Counter: sl.counter}
+	var err error
+	if r.O, err = scratch(e.dev, sl.f32, "o", 3*n); err != nil {
+		return r, err
+	}
+	if r.D, err = scratch(e.dev, sl.f32, "d", 3*n); err != nil {
+		return r, err
+	}
+	if err = r.O.Upload(sl.s, o); err != nil {
+		return r, err
+	}
+	if err = r.D.Upload(sl.s, d); err != nil {
+		return r, err
+	}
+	if len(tmax) > 0 {
+		if r.TMax, err = scratch(e.dev, sl.f32, "tmax", n); err != nil {
+			return r, err
+		}
+		if err = r.TMax.Upload(sl.s, tmax); err != nil {
+			return r, err
+		}
+	}
+	if len(active) > 0 {
+		if r.Active, err = scratch(e.dev, sl.u8, "active", n); err != nil {
+			return r, err
+		}
+		if err = r.Active.Upload(sl.s, boolsToBytes(active)); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+func (e *cudaEngine) intersect(ctx context.Context, r Rays, flags Flags) (*Hits, error) {
+	n := r.Len()
+	if n == 0 {
+		return geom.NewHits(0, flags), ctx.Err()
+	}
+	sl, err := e.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer e.release(sl)
+	dr, err := e.uploadRays(sl, r.Origins, r.Directions, r.TMax, r.Active)
+	if err != nil {
+		return nil, err
+	}
+	out, err := hitBuffers(e.dev, sl, n, flags)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.bvh.Intersect(sl.s, dr, flags, out); err != nil {
+		return nil, err
+	}
+	return downloadHits(sl.s, out, n, flags)
+}
+
+func (e *cudaEngine) traceReflections(ctx context.Context, r Rays, b int) (*Reflections, error) {
+	n := r.Len()
+	if n == 0 {
+		return geom.NewReflections(0, b), ctx.Err()
+	}
+	sl, err := e.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer e.release(sl)
+	dr, err := e.uploadRays(sl, r.Origins, r.Directions, r.TMax, r.Active)
+	if err != nil {
+		return nil, err
+	}
+	var out accel.Reflections
+	if out.Valid, err = scratch(e.dev, sl.u8, "valid", n*b); err != nil {
+		return nil, err
+	}
+	if out.T, err = scratch(e.dev, sl.f32, "t", n*b); err != nil {
+		return nil, err
+	}
+	if out.Prim, err = scratch(e.dev, sl.i32, "prim", n*b); err != nil {
+		return nil, err
+	}
+	if out.Images, err = scratch(e.dev, sl.f32, "images", 3*n*b); err != nil {
+		return nil, err
+	}
+	if err := e.bvh.TraceReflections(sl.s, dr, b, out); err != nil {
+		return nil, err
+	}
+	res := geom.NewReflections(n, b)
+	valid := make([]uint8, n*b)
+	for _, step := range []error{
+		out.Valid.Download(sl.s, valid), out.T.Download(sl.s, res.T),
+		out.Prim.Download(sl.s, res.PrimIDs), out.Images.Download(sl.s, res.ImageSources),
+	} {
+		if step != nil {
+			return nil, step
+		}
+	}
+	for i, v := range valid {
+		res.Valid[i] = v != 0
+	}
+	return res, nil
+}
+
+func (e *cudaEngine) visible(ctx context.Context, start, end []float32, active []bool) ([]bool, error) {
+	n := len(start) / 3
+	if n == 0 {
+		return []bool{}, ctx.Err()
+	}
+	sl, err := e.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer e.release(sl)
+	dr, err := e.uploadRays(sl, start, end, nil, active)
+	if err != nil {
+		return nil, err
+	}
+	out, err := scratch(e.dev, sl.u8, "visible", n)
+	if err != nil {
+		return nil, err
+	}
+	seg := accel.Segments{Start: dr.O, End: dr.D, Active: dr.Active, N: n, Counter: sl.counter}
+	if err := e.bvh.Visible(sl.s, seg, out); err != nil {
+		return nil, err
+	}
+	vis := make([]uint8, n)
+	if err := out.Download(sl.s, vis); err != nil {
+		return nil, err
+	}
+	res := make([]bool, n)
+	for i, v := range vis {
+		res[i] = v != 0
+	}
+	return res, nil
+}
+
+func (e *cudaEngine) refit(ctx context.Context, t *geom.Tables) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := e.bvh.Refit(e.build, t); err != nil {
+		return err
+	}
+	return e.build.Synchronize()
+}
+
+func (e *cudaEngine) close() error {
+	var errs []error
+	keep := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if e.bvh != nil {
+		keep(e.bvh.Close())
+	}
+	close(e.slots)
+	for sl := range e.slots {
+		for _, b := range sl.f32 {
+			keep(b.Close())
+		}
+		for _, b := range sl.i32 {
+			keep(b.Close())
+		}
+		for _, b := range sl.u8 {
+			keep(b.Close())
+		}
+		keep(sl.counter.Close())
+		keep(sl.s.Close())
+	}
+	if e.build != nil {
+		keep(e.build.Close())
+	}
+	keep(e.dev.Close())
+	if len(errs) > 0 {
+		return fmt.Errorf("rayd: closing the CUDA scene: %w", errs[0])
+	}
+	return nil
+}
+
+func boolsToBytes(b []bool) []uint8 {
+	out := make([]uint8, len(b))
+	for i, v := range b {
+		if v {
+			out[i] = 1
+		}
+	}
+	return out
+}

@@ -1,0 +1,257 @@
+package rayd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rayd-go/rayd/accel"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/launch"
+)
+
+// Buffer is typed device memory (see package launch).
+type Buffer[T launch.Elem] = launch.Buffer[T]
+
+// DeviceRays is a device-resident ray batch: Origins and Directions hold 3N
+// float32; TMax (N) and Active (N bytes, non-zero = active) may be nil.
+type DeviceRays struct {
+	Origins, Directions *Buffer[float32]
+	TMax                *Buffer[float32]
+	Active              *Buffer[uint8]
+	N                   int
+}
+
+// DeviceHits is a device-resident intersection record for N rows. T is
+// always present; the other fields exist when Flags selects them.
+type DeviceHits struct {
+	Flags                                      Flags
+	N                                          int
+	T, P, Normal, GeoN, UV, Bary               *Buffer[float32]
+	ShapeID, PrimID, LocalPrimID, GlobalPrimID *Buffer[int32]
+}
+
+// Close frees the buffers of r. Idempotent.
+func (r *DeviceRays) Close() error {
+	return closeAll(r.Origins, r.Directions, r.TMax, r.Active)
+}
+
+// Close frees the buffers of h. Idempotent.
+func (h *DeviceHits) Close() error {
+	return closeAll(h.T, h.P, h.Normal, h.GeoN, h.UV, h.Bary, h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID)
+}
+
+type closer interface{ Close() error }
+
+// closeAll closes every c (nil *Buffer values are no-ops) and returns the
+// first error.
+func closeAll(cs ...closer) error {
+	var first error
+	for _, c := range cs {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *Scene) cuda() (*cudaEngine, error) {
+	e, ok := s.eng.(*cudaEngine)
+	if !ok {
+		return nil, fmt.Errorf("%w: device buffers need the CUDA backend (this scene runs on %s)", ErrBackendUnavailable, s.backend)
+	}
+	return e, nil
+}
+
+// UploadRays copies a host batch to new device buffers on the scene's device.
+func (s *Scene) UploadRays(ctx context.Context, r Rays) (*DeviceRays, error) {
+	if err := s.rlock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	e, err := s.cuda()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHostRays(r); err != nil {
+		return nil, err
+	}
+	sl, err := e.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer e.release(sl)
+	n := r.Len()
+	dr := &DeviceRays{N: n}
+	fail := func(err error) (*DeviceRays, error) { _ = dr.Close(); return nil, err }
+	if dr.Origins, err = launch.Alloc[float32](e.dev, 3*n); err != nil {
+		return fail(err)
+	}
+	if dr.Directions, err = launch.Alloc[float32](e.dev, 3*n); err != nil {
+		return fail(err)
+	}
+	if err := dr.Origins.Upload(sl.s, r.Origins); err != nil {
+		return fail(err)
+	}
+	if err := dr.Directions.Upload(sl.s, r.Directions); err != nil {
+		return fail(err)
+	}
+	if len(r.TMax) > 0 {
+		if dr.TMax, err = launch.Alloc[float32](e.dev, n); err != nil {
+			return fail(err)
+		}
+		if err := dr.TMax.Upload(sl.s, r.TMax); err != nil {
+			return fail(err)
+		}
+	}
+	if len(r.Active) > 0 {
+		if dr.Active, err = launch.Alloc[uint8](e.dev, n); err != nil {
+			return fail(err)
+		}
+		if err := dr.Active.Upload(sl.s, boolsToBytes(r.Active)); err != nil {
+			return fail(err)
+		}
+	}
+	return dr, sl.s.Synchronize()
+}
+
+// AllocHits allocates a device record for n rows with the fields flags selects.
+func (s *Scene) AllocHits(n int, flags Flags) (*DeviceHits, error) {
+	if err := s.rlock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	e, err := s.cuda()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 || !flags.Valid() {
+		return nil, fmt.Errorf("%w: AllocHits(%d, %v)", ErrInvalidArgument, n, flags)
+	}
+	h := &DeviceHits{Flags: flags, N: n}
+	f := func(per int) *Buffer[float32] {
+		if err != nil {
+			return nil
+		}
+		var b *Buffer[float32]
+		b, err = launch.Alloc[float32](e.dev, per*n)
+		return b
+	}
+	i := func() *Buffer[int32] {
+		if err != nil {
+			return nil
+		}
+		var b *Buffer[int32]
+		b, err = launch.Alloc[int32](e.dev, n)
+		return b
+	}
+	h.T = f(1)
+	if flags.Has(FlagGeometric) {
+		h.P, h.GeoN, h.Bary = f(3), f(3), f(3)
+		h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID = i(), i(), i(), i()
+	}
+	if flags.Has(FlagShadingN) {
+		h.Normal = f(3)
+	}
+	if flags.Has(FlagUV) {
+		h.UV = f(2)
+	}
+	if err != nil {
+		_ = h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// IntersectInto is the allocation-free fast path: the closest hit of every
+// device ray, written into out (out.N == rays.N; out.Flags selects the
+// fields). It returns once the results are in out.
+func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *DeviceHits) error {
+	if err := s.rlock(); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	e, err := s.cuda()
+	if err != nil {
+		return err
+	}
+	if err := checkDeviceRays(e.dev, rays); err != nil {
+		return err
+	}
+	if out.N != rays.N || out.T == nil {
+		return fmt.Errorf("%w: hits record has %d rows, rays %d", ErrLength, out.N, rays.N)
+	}
+	if rays.N == 0 {
+		return ctx.Err()
+	}
+	sl, err := e.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.release(sl)
+	r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N, Counter: sl.counter}
+	h := accel.Hits{T: out.T, P: out.P, N: out.Normal, GeoN: out.GeoN, UV: out.UV, Bary: out.Bary,
+		ShapeID: out.ShapeID, PrimID: out.PrimID, LocalPrimID: out.LocalPrimID, GlobalPrimID: out.GlobalPrimID}
+	if err := e.bvh.Intersect(sl.s, r, out.Flags, h); err != nil {
+		return err
+	}
+	return sl.s.Synchronize()
+}
+
+// Download copies the record to the host.
+func (h *DeviceHits) Download(ctx context.Context) (*Hits, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s, err := h.T.Device().NewStream()
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return downloadHits(s, accel.Hits{T: h.T, P: h.P, N: h.Normal, GeoN: h.GeoN, UV: h.UV, Bary: h.Bary,
+		ShapeID: h.ShapeID, PrimID: h.PrimID, LocalPrimID: h.LocalPrimID, GlobalPrimID: h.GlobalPrimID}, h.N, h.Flags)
+}
+
+func checkHostRays(r Rays) error {
+	_, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active)
+	return err
+}
+
+func checkDeviceRays(d *launch.Device, r *DeviceRays) error {
+	if r == nil || r.Origins == nil || r.Directions == nil {
+		return fmt.Errorf("%w: device rays need Origins and Directions", ErrInvalidArgument)
+	}
+	need := func(name string, have, want int) error {
+		if have < want {
+			return fmt.Errorf("%w: %s has %d elements, want %d", ErrLength, name, have, want)
+		}
+		return nil
+	}
+	if err := need("Origins", r.Origins.Len(), 3*r.N); err != nil {
+		return err
+	}
+	if err := need("Directions", r.Directions.Len(), 3*r.N); err != nil {
+		return err
+	}
+	for _, b := range []*Buffer[float32]{r.Origins, r.Directions, r.TMax} {
+		if b != nil && b.Device() != d {
+			return fmt.Errorf("%w: ray buffer on %v, scene on %v", ErrWrongDevice, b.Device(), d)
+		}
+	}
+	if r.TMax != nil {
+		if err := need("TMax", r.TMax.Len(), r.N); err != nil {
+			return err
+		}
+	}
+	if r.Active != nil {
+		if r.Active.Device() != d {
+			return fmt.Errorf("%w: active buffer on %v, scene on %v", ErrWrongDevice, r.Active.Device(), d)
+		}
+		if err := need("Active", r.Active.Len(), r.N); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stream is a non-blocking CUDA stream (see package launch).
+type Stream = launch.Stream

@@ -1,0 +1,31 @@
+package rayd
+
+import (
+	"errors"
+
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/launch"
+)
+
+var (
+	// ErrClosed is returned by every method of a closed Scene.
+	ErrClosed = errors.New("rayd: scene is closed")
+	// ErrInvalidMesh matches every mesh validation error (*geom.MeshError
+	// names the mesh, the field and the index).
+	ErrInvalidMesh = geom.ErrInvalidMesh
+	// ErrNoMeshes is returned by NewScene without meshes.
+	ErrNoMeshes = geom.ErrNoMeshes
+	// ErrLength matches every length mismatch between query inputs
+	// (*geom.LengthError names the field and both lengths).
+	ErrLength = geom.ErrLength
+	// ErrInvalidArgument matches bad scalar arguments (negative bounces,
+	// unknown flags, a static mesh given to UpdateVertices, ...).
+	ErrInvalidArgument = geom.ErrInvalidArgument
+	// ErrWrongDevice is returned when a device buffer belongs to another
+	// device than the scene's.
+	ErrWrongDevice = launch.ErrWrongDevice
+	// ErrBackendUnavailable is returned when the requested backend cannot
+	// run here (for example BackendCUDA without a driver), or when the fast
+	// device path is used on the CPU backend.
+	ErrBackendUnavailable = errors.New("rayd: backend unavailable")
+)

@@ -1,0 +1,191 @@
+package rayd_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
+)
+
+// parityScene is one random scene family of the parity suite.
+type parityScene struct {
+	name   string
+	meshes func(r *rand.Rand) []rayd.Mesh
+}
+
+var parityScenes = []parityScene{
+	{"closed", func(r *rand.Rand) []rayd.Mesh {
+		return []rayd.Mesh{
+			testscene.Box([3]float32{0, 0, 0}, [3]float32{0.5, 0.7, 0.3}),
+			testscene.Sphere([3]float32{0.8, -0.2, 0.1}, 0.4, 24, 12),
+			testscene.Box([3]float32{-0.7, 0.5, -0.4}, [3]float32{0.2, 0.2, 0.9}),
+		}
+	}},
+	{"grid", func(r *rand.Rand) []rayd.Mesh { return []rayd.Mesh{testscene.Grid(40+r.IntN(30), 2, 0)} }},
+	{"soup", func(r *rand.Rand) []rayd.Mesh { return []rayd.Mesh{testscene.Soup(r, 3000+r.IntN(2000), 0.05)} }},
+	{"mixed", func(r *rand.Rand) []rayd.Mesh {
+		return []rayd.Mesh{testscene.Grid(16, 1.5, -0.5), testscene.Soup(r, 500, 0.2), testscene.Sphere([3]float32{0, 0, 0.3}, 0.3, 16, 8)}
+	}},
+}
+
+// mismatch counts rows where GPU and reference disagree beyond the tie rule.
+type mismatch struct{ rows, ties, prim, t, bary int }
+
+func (m mismatch) String() string {
+	return fmt.Sprintf("%d rows: %d exact-tie rows, %d prim, %d t, %d barycentric mismatches", m.rows, m.ties, m.prim, m.t, m.bary)
+}
+
+// compareHits applies the acceptance rule: same prim id unless the two
+// candidate hits are within 1e-4 relative in t (a tie), t within 1e-5
+// relative, barycentrics within 1e-4.
+func compareHits(tb *geom.Tables, o, d []float32, got, want *rayd.Hits) mismatch {
+	m := mismatch{rows: want.Len()}
+	rel := func(a, b float32) float64 {
+		return math.Abs(float64(a)-float64(b)) / math.Max(1e-30, math.Abs(float64(b)))
+	}
+	for i := 0; i < want.Len(); i++ {
+		gt, wt := got.T[i], want.T[i]
+		if math.IsInf(float64(wt), 1) != math.IsInf(float64(gt), 1) || (!math.IsInf(float64(wt), 1) && rel(gt, wt) > 1e-5) {
+			m.t++
+			continue
+		}
+		if got.PrimID == nil || got.PrimID[i] == want.PrimID[i] {
+			if got.Bary != nil {
+				for k := 0; k < 3; k++ {
+					if math.Abs(float64(got.Bary[3*i+k]-want.Bary[3*i+k])) > 1e-4 {
+						m.bary++
+						break
+					}
+				}
+			}
+			continue
+		}
+		// Different prims: a tie when the GPU's triangle is hit at (nearly) the same t.
+		p0, p1, p2 := tb.Triangle(int(got.PrimID[i]))
+		var oi, di [3]float32
+		copy(oi[:], o[3*i:])
+		copy(di[:], d[3*i:])
+		if tg, _, _, ok := geom.Watertight(oi, di, p0, p1, p2, geom.TMin, geom.DefaultTMax); ok && rel(tg, wt) <= 1e-4 {
+			m.ties++
+			continue
+		}
+		m.prim++
+	}
+	return m
+}
+
+func runParity(t *testing.T, ordinal int, seed uint64) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(seed, uint64(ordinal)))
+	for _, fam := range parityScenes {
+		meshes := fam.meshes(r)
+		meshes[0].Dynamic = true
+		gpu, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA), rayd.WithDevice(ordinal))
+		require.NoError(t, err)
+		cpu, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCPU))
+		require.NoError(t, err)
+		tb, err := geom.BuildTables(meshes)
+		require.NoError(t, err)
+		o, d, tmax := testscene.RandomRays(r, tb, 20000+r.IntN(5000))
+		active := make([]bool, len(tmax))
+		for i := range active {
+			active[i] = r.IntN(10) != 0
+		}
+		rays := rayd.Rays{Origins: o, Directions: d, TMax: tmax, Active: active}
+		for _, flags := range []rayd.Flags{rayd.FlagsAll, rayd.FlagsNone, rayd.FlagGeometric} {
+			g, err := gpu.Intersect(ctx, rays, flags)
+			require.NoError(t, err)
+			c, err := cpu.Intersect(ctx, rays, flags)
+			require.NoError(t, err)
+			m := compareHits(tb, o, d, g, c)
+			t.Logf("cuda:%d %s flags=%v: %v, bitwise equal: %v", ordinal, fam.name, flags, m, testscene.SameHits(g, c))
+			assert.Zero(t, m.prim+m.t+m.bary, "cuda:%d %s flags=%v: %v", ordinal, fam.name, flags, m)
+		}
+		for _, b := range []int{1, 4} {
+			g, err := gpu.TraceReflections(ctx, rays, b)
+			require.NoError(t, err)
+			c, err := cpu.TraceReflections(ctx, rays, b)
+			require.NoError(t, err)
+			assert.True(t, testscene.SameReflections(g, c), "cuda:%d %s reflections B=%d differ", ordinal, fam.name, b)
+		}
+		ends := make([]float32, len(o))
+		for i := range ends {
+			ends[i] = o[i] + d[i]
+		}
+		gv, err := gpu.Visible(ctx, o, ends, active)
+		require.NoError(t, err)
+		cv, err := cpu.Visible(ctx, o, ends, active)
+		require.NoError(t, err)
+		assert.Equal(t, cv, gv, "cuda:%d %s visible", ordinal, fam.name)
+
+		// Refit after a vertex update, then the fast device path.
+		v := append([]float32(nil), meshes[0].Vertices...)
+		for i := range v {
+			v[i] += float32(r.NormFloat64() * 0.01)
+		}
+		require.NoError(t, gpu.UpdateVertices(ctx, 0, v))
+		require.NoError(t, cpu.UpdateVertices(ctx, 0, v))
+		dr, err := gpu.UploadRays(ctx, rays)
+		require.NoError(t, err)
+		dh, err := gpu.AllocHits(rays.Len(), rayd.FlagsAll)
+		require.NoError(t, err)
+		require.NoError(t, dh.T.Memset32(mustStream(t, dh), 0x7fc00bad))
+		require.NoError(t, gpu.IntersectInto(ctx, dr, dh))
+		g, err := dh.Download(ctx)
+		require.NoError(t, err)
+		c, err := cpu.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		m := compareHits(tb, o, d, g, c)
+		assert.Zero(t, m.prim+m.t+m.bary, "cuda:%d %s after refit: %v", ordinal, fam.name, m)
+		require.NoError(t, dr.Close())
+		require.NoError(t, dh.Close())
+		require.NoError(t, gpu.Close())
+		require.NoError(t, cpu.Close())
+	}
+}
+
+func mustStream(t *testing.T, h *rayd.DeviceHits) *rayd.Stream {
+	s, err := h.T.Device().NewStream()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestGPUParityEveryDeviceConcurrently(t *testing.T) {
+	ords := gputest.MustHaveDevices(t, 1)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	var wg sync.WaitGroup
+	for _, o := range ords {
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func(o, g int) {
+				defer wg.Done()
+				runParity(t, o, seed+uint64(10*o+g))
+			}(o, g)
+		}
+	}
+	wg.Wait()
+}
+
+func TestAutoPicksCUDAWhenADeviceExists(t *testing.T) {
+	gputest.MustHaveDevices(t, 1)
+	s, err := rayd.NewScene(context.Background(), []rayd.Mesh{unitTriangle()})
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, rayd.BackendCUDA, s.Backend())
+	assert.Equal(t, 0, s.Device())
+	h, err := s.Intersect(context.Background(), rayd.Rays{}, rayd.FlagsAll)
+	require.NoError(t, err)
+	assert.Equal(t, 0, h.Len())
+}

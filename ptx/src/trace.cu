@@ -1,0 +1,342 @@
+// trace.cu: ray queries over the triangle BVH of bvh_build.cu — closest hit
+// (intersect), specular reflection chains and segment visibility, each over
+// child-pair nodes (rayd_*) and over quad nodes (rayd_*4) — plus a
+// brute-force intersect for tests. One thread per ray; the traversal and the
+// watertight test live in rayd.cuh.
+//
+// Common parameters:
+//   nodes      float4[4·num_nodes]  child-pair nodes (root 0)
+//   tris       float4[3·num_tris]   triangle records in leaf order
+//   num_tris   int                  0: every row misses
+//   counter    uint32[1] | null     null: one row per thread, grid covers n;
+//                                   else persistent warps take 32-row batches
+//                                   from *counter, which the host zeroes
+//                                   before the launch (any grid size)
+// blockDim.x must be a multiple of 32 (128 is what __launch_bounds__ assumes).
+// All outputs are written for every row 0..n−1 (misses included).
+#include "rayd.cuh"
+
+using namespace rayd;
+
+#define TRACE_THREADS 128
+#define NO_PRIM 0xffffffffu
+
+namespace {
+
+__device__ __forceinline__ float3 load3(const float* __restrict__ p, long long i) {
+    return make_float3(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+}
+__device__ __forceinline__ void store3(float* __restrict__ p, long long i, float x, float y, float z) {
+    p[3 * i] = x;
+    p[3 * i + 1] = y;
+    p[3 * i + 2] = z;
+}
+
+// intersect_row: spec §2.1 for row i (geom/ref op sequences for p, normals,
+// barycentrics). W: layout width (0 brute force, 2, 4).
+template <int W>
+__device__ __forceinline__ void intersect_row(long long i, const float4* __restrict__ nodes,
+                                              const float4* __restrict__ tris, int num_tris,
+                                              const float* __restrict__ o, const float* __restrict__ d,
+                                              const float* __restrict__ tmax, const unsigned char* __restrict__ active,
+                                              unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p,
+                                              float* __restrict__ out_n, float* __restrict__ out_geo_n,
+                                              float* __restrict__ out_uv, float* __restrict__ out_bary,
+                                              int* __restrict__ out_shape, int* __restrict__ out_prim,
+                                              int* __restrict__ out_local, int* __restrict__ out_global) {
+    float3 oi = load3(o, i), di = load3(d, i);
+    Best b;
+    b.t = tmax ? tmax[i] : RAYD_FLT_MAX;
+    b.prim = NO_PRIM;
+    b.slot = -1;
+    b.u = 0.0f;
+    b.v = 0.0f;
+    bool act = (active == nullptr || active[i] != 0) && num_tris > 0;
+    if (act && finite3(oi.x, oi.y, oi.z) && finite3(di.x, di.y, di.z)) {
+        Ray r;
+        setup_ray(r, oi.x, oi.y, oi.z, di.x, di.y, di.z);
+        trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_TMIN, b);
+    }
+    const bool hit = b.prim != NO_PRIM;
+    out_t[i] = hit ? b.t : __int_as_float(0x7f800000);
+    const bool geo = (flags & 1u) != 0, shade = (flags & 2u) != 0, uvf = (flags & 4u) != 0;
+    if (!hit) {
+        if (geo) {
+            if (out_p) store3(out_p, i, 0.0f, 0.0f, 0.0f);
+            if (out_geo_n) store3(out_geo_n, i, 0.0f, 0.0f, 0.0f);
+            if (out_bary) store3(out_bary, i, 0.0f, 0.0f, 0.0f);
+            if (out_shape) out_shape[i] = -1;
+            if (out_prim) out_prim[i] = -1;
+            if (out_local) out_local[i] = -1;
+            if (out_global) out_global[i] = -1;
+        }
+        if (shade && out_n) store3(out_n, i, 0.0f, 0.0f, 0.0f);
+        if (uvf && out_uv) { out_uv[2 * i] = 0.0f; out_uv[2 * i + 1] = 0.0f; }
+        return;
+    }
+    float4 p0 = __ldg(&tris[3LL * b.slot + 0]);
+    float4 p1 = __ldg(&tris[3LL * b.slot + 1]);
+    float4 p2 = __ldg(&tris[3LL * b.slot + 2]);
+    float3 nrm = make_float3(0.0f, 0.0f, 0.0f);
+    if (geo || shade) nrm = face_normal(p0, p1, p2, RAYD_NORMAL_FLOOR);
+    if (geo) {
+        if (out_p) {
+            store3(out_p, i, __fadd_rn(oi.x, __fmul_rn(b.t, di.x)), __fadd_rn(oi.y, __fmul_rn(b.t, di.y)),
+                   __fadd_rn(oi.z, __fmul_rn(b.t, di.z)));
+        }
+        if (out_geo_n) store3(out_geo_n, i, nrm.x, nrm.y, nrm.z);
+        if (out_bary) store3(out_bary, i, __fsub_rn(__fsub_rn(1.0f, b.u), b.v), b.u, b.v);
+        int prim = __float_as_int(p0.w);
+        if (out_shape) out_shape[i] = __float_as_int(p1.w);
+        if (out_prim) out_prim[i] = prim;
+        if (out_local) out_local[i] = __float_as_int(p2.w);
+        if (out_global) out_global[i] = prim;
+    }
+    if (shade && out_n) store3(out_n, i, nrm.x, nrm.y, nrm.z);
+    if (uvf && out_uv) { out_uv[2 * i] = b.u; out_uv[2 * i + 1] = b.v; }
+}
+
+template <int W>
+__device__ __forceinline__ void intersect_kernel(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter) {
+    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+        long long i = base + (threadIdx.x & 31u);
+        if (i < n) {
+            intersect_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, flags, out_t, out_p, out_n, out_geo_n, out_uv,
+                             out_bary, out_shape, out_prim, out_local, out_global);
+        }
+    }
+}
+
+template <int W>
+__device__ __forceinline__ void reflections_kernel(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter) {
+    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+        long long i = base + (threadIdx.x & 31u);
+        if (i >= n) continue;
+        float3 orig = load3(o, i), dir = load3(d, i);
+        float3 img = orig;
+        bool alive = (active == nullptr || active[i] != 0) && num_tris > 0 && finite3(orig.x, orig.y, orig.z) &&
+                     finite3(dir.x, dir.y, dir.z);
+        float tm0 = RAYD_REFLECTION_MISS;
+        if (tmax) {
+            float x = tmax[i];
+            if (isfinite(x)) tm0 = x;
+        }
+        for (int bnc = 0; bnc < max_bounces; ++bnc) {
+            long long slot = i * max_bounces + bnc;
+            if (alive) {
+                Best b;
+                b.t = bnc == 0 ? tm0 : RAYD_REFLECTION_MISS;
+                b.prim = NO_PRIM;
+                b.slot = -1;
+                b.u = 0.0f;
+                b.v = 0.0f;
+                Ray r;
+                setup_ray(r, orig.x, orig.y, orig.z, dir.x, dir.y, dir.z);
+                trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, b);
+                if (b.prim != NO_PRIM) {
+                    float4 p0 = __ldg(&tris[3LL * b.slot + 0]);
+                    float4 p1 = __ldg(&tris[3LL * b.slot + 1]);
+                    float4 p2 = __ldg(&tris[3LL * b.slot + 2]);
+                    float3 P = interpolate(p0, p1, p2, b.u, b.v);
+                    float3 N = face_normal(p0, p1, p2, RAYD_REFLECTION_NORMAL_FLOOR);
+                    if (dot3(dir.x, dir.y, dir.z, N.x, N.y, N.z) > 0.0f) N = make_float3(-N.x, -N.y, -N.z);
+                    // Image source: I − (2((I−P)·N))·N.
+                    float s = __fmul_rn(2.0f, dot3(__fsub_rn(img.x, P.x), __fsub_rn(img.y, P.y), __fsub_rn(img.z, P.z),
+                                                   N.x, N.y, N.z));
+                    img = make_float3(__fsub_rn(img.x, __fmul_rn(s, N.x)), __fsub_rn(img.y, __fmul_rn(s, N.y)),
+                                      __fsub_rn(img.z, __fmul_rn(s, N.z)));
+                    out_valid[slot] = 1;
+                    out_t[slot] = b.t;
+                    out_prim[slot] = (int)b.prim;
+                    if (out_images) store3(out_images, slot, img.x, img.y, img.z);
+                    // Reflect: dir − (2(dir·N))·N; next origin P + bias·dir.
+                    float q = __fmul_rn(2.0f, dot3(dir.x, dir.y, dir.z, N.x, N.y, N.z));
+                    dir = make_float3(__fsub_rn(dir.x, __fmul_rn(q, N.x)), __fsub_rn(dir.y, __fmul_rn(q, N.y)),
+                                      __fsub_rn(dir.z, __fmul_rn(q, N.z)));
+                    orig = make_float3(__fadd_rn(P.x, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.x)),
+                                       __fadd_rn(P.y, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.y)),
+                                       __fadd_rn(P.z, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.z)));
+                    continue;
+                }
+                alive = false;
+            }
+            out_valid[slot] = 0;
+            out_t[slot] = RAYD_REFLECTION_MISS;
+            out_prim[slot] = -1;
+            if (out_images) store3(out_images, slot, 0.0f, 0.0f, 0.0f);
+        }
+    }
+}
+
+template <int W>
+__device__ __forceinline__ void visible_kernel(const float4* __restrict__ nodes, const float4* __restrict__ tris,
+                                               int num_tris, const float* __restrict__ start,
+                                               const float* __restrict__ end, const unsigned char* __restrict__ active,
+                                               int n, unsigned char* __restrict__ out, unsigned int* counter) {
+    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+        long long i = base + (threadIdx.x & 31u);
+        if (i >= n) continue;
+        if (active != nullptr && active[i] == 0) {
+            out[i] = 0;
+            continue;
+        }
+        float3 a = load3(start, i), e = load3(end, i);
+        unsigned char vis = 1;
+        if (num_tris > 0 && finite3(a.x, a.y, a.z) && finite3(e.x, e.y, e.z)) {
+            float Dx = __fsub_rn(e.x, a.x), Dy = __fsub_rn(e.y, a.y), Dz = __fsub_rn(e.z, a.z);
+            float L = __fsqrt_rn(dot3(Dx, Dy, Dz, Dx, Dy, Dz));
+            if (L > RAYD_MIN_SEGMENT) {
+                float dx = __fdiv_rn(Dx, L), dy = __fdiv_rn(Dy, L), dz = __fdiv_rn(Dz, L);
+                float ox = __fadd_rn(a.x, __fmul_rn(RAYD_MULTIPATH_BIAS, dx));
+                float oy = __fadd_rn(a.y, __fmul_rn(RAYD_MULTIPATH_BIAS, dy));
+                float oz = __fadd_rn(a.z, __fmul_rn(RAYD_MULTIPATH_BIAS, dz));
+                float tm = __fsub_rn(L, RAYD_MIN_SEGMENT);
+                Best b;
+                b.t = tm > 0.0f ? tm : 0.0f;
+                b.prim = NO_PRIM;
+                b.slot = -1;
+                b.u = 0.0f;
+                b.v = 0.0f;
+                Ray r;
+                setup_ray(r, ox, oy, oz, dx, dy, dz);
+                trace_ray<W, true>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, b);
+                vis = b.prim == NO_PRIM ? 1 : 0;
+            }
+        }
+        out[i] = vis;
+    }
+}
+
+}  // namespace
+
+// Parameter list shared by the intersect entry points (see rayd_intersect).
+#define INTERSECT_ARGS nodes, tris, num_tris, o, d, tmax, active, n, flags, out_t, out_p, out_n, out_geo_n, out_uv, \
+                       out_bary, out_shape, out_prim, out_local, out_global, counter
+
+extern "C" {
+
+// rayd_intersect(nodes, tris, num_tris, o, d, tmax, active, n, flags, out_t,
+// out_p, out_n, out_geo_n, out_uv, out_bary, out_shape, out_prim, out_local,
+// out_global, counter): closest hit over child-pair nodes, spec §2.1 (tmin
+// 1e-6; ties at equal t go to the lowest global prim id).
+//   o, d        float[3n]          origins, directions (not normalized)
+//   tmax        float[n] | null    null: FLT_MAX
+//   active      uint8[n] | null    null: all active; 0 ⇒ miss row
+//   n           int
+//   flags       uint32             1 Geometric (p, geo_n, bary, 4 ids),
+//                                  2 ShadingN (n), 4 UV (uv); t always
+//   out_t       float[n]           +inf on a miss
+//   out_p, out_n, out_geo_n, out_bary  float[3n] | null
+//   out_uv      float[2n] | null
+//   out_shape, out_prim, out_local, out_global  int[n] | null   (−1 on a miss)
+// A field is written when its flag is set and its pointer is not null.
+// Inactive rows and rows with a non-finite origin or direction are misses.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter) {
+    intersect_kernel<2>(INTERSECT_ARGS);
+}
+
+// rayd_intersect4: rayd_intersect over quad nodes (same parameters).
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter) {
+    intersect_kernel<4>(INTERSECT_ARGS);
+}
+
+// rayd_intersect_brute(tris, num_tris, o, d, tmax, active, n, flags, out_t,
+// out_p, out_n, out_geo_n, out_uv, out_bary, out_shape, out_prim, out_local,
+// out_global): rayd_intersect by a loop over every triangle (tests, and the
+// reference a BVH must equal). Parameters as rayd_intersect without nodes and
+// counter; one row per thread, the grid covers n.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_brute(
+    const float4* __restrict__ tris, int num_tris, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, unsigned int flags,
+    float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n,
+    float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
+    int* __restrict__ out_local, int* __restrict__ out_global) {
+    const float4* nodes = nullptr;
+    unsigned int* counter = nullptr;
+    intersect_kernel<0>(INTERSECT_ARGS);
+}
+
+// rayd_trace_reflections(nodes, tris, num_tris, o, d, tmax, active, n,
+// max_bounces, out_valid, out_t, out_prim, out_images, counter): specular
+// chains over child-pair nodes, spec §3.2 (tmin 1e-5; bounce 0 uses tmax[i]
+// when given and finite, every other bounce 1e8; mirror normal via
+// rsqrt(max(|fn|², 1e-12)) facing the incoming ray; re-launch from
+// P + 1e-5·dir).
+//   o, d          float[3n]
+//   tmax          float[n] | null
+//   active        uint8[n] | null
+//   n             int
+//   max_bounces   int ≥ 1 (B)
+//   out_valid     uint8[n·B]          slot i·B + b
+//   out_t         float[n·B]          1e8 in empty slots
+//   out_prim      int[n·B]            global prim id, −1 in empty slots
+//   out_images    float[3·n·B] | null image sources (0 in empty slots)
+// Inactive rows and rows with a non-finite origin or direction get empty slots.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter) {
+    reflections_kernel<2>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                          out_images, counter);
+}
+
+// rayd_trace_reflections4: rayd_trace_reflections over quad nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter) {
+    reflections_kernel<4>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                          out_images, counter);
+}
+
+// rayd_visible(nodes, tris, num_tris, start, end, active, n, out, counter):
+// segment visibility over child-pair nodes, spec §4.1: D = end − start,
+// L = |D|; L ≤ 2e-5 ⇒ 1; else dir = D/L, origin = start + 1e-5·dir, and 1
+// iff no triangle is hit with t in [1e-5, max(L − 2e-5, 0)] (any hit ends
+// the ray).
+//   start, end  float[3n]
+//   active      uint8[n] | null    0 ⇒ 0
+//   n           int
+//   out         uint8[n] (out)     1 visible, 0 blocked or inactive
+// Rows with a non-finite coordinate are visible (no hit), as in the reference.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible(const float4* __restrict__ nodes,
+                                                              const float4* __restrict__ tris, int num_tris,
+                                                              const float* __restrict__ start,
+                                                              const float* __restrict__ end,
+                                                              const unsigned char* __restrict__ active, int n,
+                                                              unsigned char* __restrict__ out, unsigned int* counter) {
+    visible_kernel<2>(nodes, tris, num_tris, start, end, active, n, out, counter);
+}
+
+// rayd_visible4: rayd_visible over quad nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible4(const float4* __restrict__ nodes,
+                                                               const float4* __restrict__ tris, int num_tris,
+                                                               const float* __restrict__ start,
+                                                               const float* __restrict__ end,
+                                                               const unsigned char* __restrict__ active, int n,
+                                                               unsigned char* __restrict__ out, unsigned int* counter) {
+    visible_kernel<4>(nodes, tris, num_tris, start, end, active, n, out, counter);
+}
+
+}  // extern "C"
