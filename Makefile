@@ -7,7 +7,7 @@ LDFLAGS  := -X main.commit=$(COMMIT)
 GPU_PKGS := . ./accel ./launch ./cmd/rayd
 export NCCL_NVLS_ENABLE := 0
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch clean
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry clean
 
 all: build test
 
@@ -38,6 +38,7 @@ gpu-bins:
 		CGO_ENABLED=0 $(GO) test -c -o $(BIN)/$$n.test $$p || exit 1; done
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuaccept ./internal/tools/gpuaccept
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/launchbench ./benchmarks/launch
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ptxdigest ./cmd/ptxdigest
 
@@ -51,6 +52,10 @@ gpu-accept-run:
 bench-launch:
 	nvcc -O2 -o $(BIN)/launch_native benchmarks/launch/native/launch_native.c -lcuda
 	$(BIN)/launchbench -native $(BIN)/launch_native -ptx ptx/basic.ptx -out benchmarks/results/launch.json
+
+## bench-geometry: single-device BVH benchmark (light and compute) -> benchmarks/results/geometry-h200.json.
+bench-geometry:
+	$(BIN)/geometry -out benchmarks/results/geometry-h200.json
 
 clean:
 	rm -rf $(BIN)

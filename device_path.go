@@ -177,8 +177,11 @@ func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *Device
 	if err := checkDeviceRays(e.dev, rays); err != nil {
 		return err
 	}
-	if out.N != rays.N || out.T == nil {
-		return fmt.Errorf("%w: hits record has %d rows, rays %d", ErrLength, out.N, rays.N)
+	if out == nil || out.N != rays.N || out.T == nil {
+		return fmt.Errorf("%w: hits record does not match %d rays", ErrLength, rays.N)
+	}
+	if out.T.Device() != e.dev {
+		return fmt.Errorf("%w: hits record on %v, scene on %v", ErrWrongDevice, out.T.Device(), e.dev)
 	}
 	if rays.N == 0 {
 		return ctx.Err()

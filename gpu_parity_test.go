@@ -189,3 +189,37 @@ func TestAutoPicksCUDAWhenADeviceExists(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, h.Len())
 }
+
+func TestDeviceBuffersOfAnotherDeviceAreRefused(t *testing.T) {
+	gputest.MustHaveDevices(t, 2)
+	ctx := context.Background()
+	s0, err := rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithBackend(rayd.BackendCUDA), rayd.WithDevice(0))
+	require.NoError(t, err)
+	defer s0.Close()
+	s1, err := rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithBackend(rayd.BackendCUDA), rayd.WithDevice(1))
+	require.NoError(t, err)
+	defer s1.Close()
+	rays := rayd.Rays{Origins: []float32{0.25, 0.25, -1}, Directions: []float32{0, 0, 1}}
+	r1, err := s1.UploadRays(ctx, rays)
+	require.NoError(t, err)
+	defer r1.Close()
+	h0, err := s0.AllocHits(1, rayd.FlagsAll)
+	require.NoError(t, err)
+	defer h0.Close()
+	err = s0.IntersectInto(ctx, r1, h0)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, rayd.ErrWrongDevice)
+	// Hits of another device are refused too, and the right pairing works.
+	h1, err := s1.AllocHits(1, rayd.FlagsAll)
+	require.NoError(t, err)
+	defer h1.Close()
+	r0, err := s0.UploadRays(ctx, rays)
+	require.NoError(t, err)
+	defer r0.Close()
+	assert.ErrorIs(t, s0.IntersectInto(ctx, r0, h1), rayd.ErrWrongDevice)
+	require.NoError(t, s1.IntersectInto(ctx, r1, h1))
+	got, err := h1.Download(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, float32(1), got.T[0])
+	assert.Equal(t, int32(0), got.PrimID[0])
+}

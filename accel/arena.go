@@ -22,15 +22,15 @@ func (a *arena) add(dst **launch.Buffer[uint32], n int) {
 	a.sizes = append(a.sizes, n)
 }
 
-// alloc allocates the arena and sets every view.
-func (a *arena) alloc(d *launch.Device) error {
+// alloc allocates the arena in stream order on s and sets every view.
+func (a *arena) alloc(s *launch.Stream) error {
 	offs := make([]int, len(a.sizes))
 	total := 0
 	for i, n := range a.sizes {
 		offs[i] = total
 		total += (n + arenaAlign - 1) / arenaAlign * arenaAlign
 	}
-	buf, err := launch.Alloc[uint32](d, max(total, 1))
+	buf, err := launch.AllocAsync[uint32](s, max(total, 1))
 	if err != nil {
 		return err
 	}

@@ -135,7 +135,7 @@ func BuildWith(s *launch.Stream, t *geom.Tables, opt Options) (*BVH, error) {
 }
 
 func upload[T launch.Elem](s *launch.Stream, d *launch.Device, src []T) (*launch.Buffer[T], error) {
-	buf, err := launch.Alloc[T](d, len(src))
+	buf, err := launch.AllocAsync[T](s, len(src))
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +150,9 @@ func upload[T launch.Elem](s *launch.Stream, d *launch.Device, src []T) (*launch
 // alive and unchanged while the BVH is used (it is not copied); keepRefit
 // keeps the radix tree for Refit. It returns after the build has completed.
 func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*BVH, error) {
+	if opt.Width == 0 && g.Faces != nil {
+		opt.Width = AutoWidth(g.Faces.Len()/3, s.Device().L2Bytes())
+	}
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
@@ -165,13 +168,16 @@ func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*
 	}
 	d := s.Device()
 	b := &BVH{dev: d, opt: opt, numTris: n, geo: g, numVerts: g.Vertices.Len() / 3, sms: defaultSMs}
-	if info, err := launch.DeviceInfo(d.Ordinal()); err == nil && info.SMs > 0 {
-		b.sms = info.SMs
+	if sms := d.SMs(); sms > 0 {
+		b.sms = sms
 	}
-	if b.nodes, err = launch.Alloc[uint32](d, NodeWords*max(n-1, 1)); err != nil {
+	// Stream-ordered allocations: cheap from the device's pool after the
+	// first build; the build's final status read orders them for every
+	// other stream.
+	if b.nodes, err = launch.AllocAsync[uint32](s, NodeWords*max(n-1, 1)); err != nil {
 		return nil, err
 	}
-	if b.tris, err = launch.Alloc[uint32](d, TriWords*n); err != nil {
+	if b.tris, err = launch.AllocAsync[uint32](s, TriWords*n); err != nil {
 		_ = b.Close()
 		return nil, err
 	}
@@ -206,13 +212,13 @@ func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*
 	tmpA.add(&v.histSums, histTiles+1)
 	tmpA.add(&v.cost, 2*n-1)
 	if keepRefit {
-		if err := keepA.alloc(d); err != nil {
+		if err := keepA.alloc(s); err != nil {
 			_ = b.Close()
 			return nil, err
 		}
 		b.refitData = &keepA
 	}
-	if err := tmpA.alloc(d); err != nil {
+	if err := tmpA.alloc(s); err != nil {
 		_ = b.Close()
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -9,11 +10,21 @@ import (
 	"github.com/rayd-go/rayd/launch"
 )
 
-// gpuStream opens device 0 and a stream (the test is skipped without a GPU).
-func gpuStream(t testing.TB) *launch.Stream {
+// forEachDevice runs body on every visible device at once, each in its own
+// parallel subtest with its own stream (skipped without a GPU).
+func forEachDevice(t *testing.T, body func(t *testing.T, s *launch.Stream)) {
+	for _, o := range gputest.MustHaveDevices(t, 1) {
+		t.Run(fmt.Sprintf("cuda:%d", o), func(t *testing.T) {
+			t.Parallel()
+			body(t, deviceStream(t, o))
+		})
+	}
+}
+
+// deviceStream opens device ordinal and a stream, closed at cleanup.
+func deviceStream(t testing.TB, ordinal int) *launch.Stream {
 	t.Helper()
-	gputest.MustHaveDevices(t, 1)
-	d, err := launch.Open(0)
+	d, err := launch.Open(ordinal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,34 +34,38 @@ func gpuScenes(t *testing.T) map[string]*geom.Tables {
 // TestGPUBuildMatchesHost: the device build downloads to exactly the host
 // mirror's layout, and the layout validates.
 func TestGPUBuildMatchesHost(t *testing.T) {
-	s := gpuStream(t)
-	scenes := gpuScenes(t)
-	compute, _, _ := workload.Compute.Build()
-	scenes["compute"] = tables(t, compute)
-	for name, tb := range scenes {
-		for _, opt := range []Options{{}, {MaxLeafSize: 1}, {MaxLeafSize: 8, TraversalCost: 2},
-			{Width: 4}, {Width: 4, MaxLeafSize: 1}} {
-			bvh, err := BuildWith(s, tb, opt)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			got, err := bvh.DownloadLayout(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = bvh.Close()
-			if err := Validate(got); err != nil {
-				t.Fatalf("%s %+v: device layout: %v", name, opt, err)
-			}
-			want, err := BuildHost(tb, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := got.Equal(want); err != nil {
-				t.Fatalf("%s %+v: device vs host: %v", name, opt, err)
+	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
+		scenes := gpuScenes(t)
+		compute, _, _ := workload.Compute.Build()
+		scenes["compute"] = tables(t, compute)
+		for name, tb := range scenes {
+			for _, opt := range []Options{{}, {Width: 2}, {MaxLeafSize: 1}, {MaxLeafSize: 8, TraversalCost: 2},
+				{Width: 4}, {Width: 4, MaxLeafSize: 1}} {
+				bvh, err := BuildWith(s, tb, opt)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				got, err := bvh.DownloadLayout(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				width := bvh.Width() // Width 0: the device chose with AutoWidth
+				_ = bvh.Close()
+				if err := Validate(got); err != nil {
+					t.Fatalf("%s %+v: device layout: %v", name, opt, err)
+				}
+				hopt := opt
+				hopt.Width = width
+				want, err := BuildHost(tb, hopt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := got.Equal(want); err != nil {
+					t.Fatalf("%s %+v: device vs host: %v", name, opt, err)
+				}
 			}
 		}
-	}
+	})
 }
 
 // testRays mixes random rays with rays through the scene's vertices and
@@ -106,16 +110,17 @@ func testRays(tb *geom.Tables, n int, seed uint64) (o, d, tmax []float32, active
 // TestGPUQueriesMatchReference: intersect (BVH, persistent BVH and brute
 // force), reflections and visibility equal the CPU reference bit for bit.
 func TestGPUQueriesMatchReference(t *testing.T) {
-	s := gpuStream(t)
-	for key, tb := range gpuScenes(t) {
-		sc, err := ref.NewScene(tb)
-		if err != nil {
-			t.Fatal(err)
+	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
+		for key, tb := range gpuScenes(t) {
+			sc, err := ref.NewScene(tb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, width := range []int{2, 4} {
+				testQueries(t, s, fmt.Sprintf("%s width %d", key, width), tb, sc, width)
+			}
 		}
-		for _, width := range []int{2, 4} {
-			testQueries(t, s, fmt.Sprintf("%s width %d", key, width), tb, sc, width)
-		}
-	}
+	})
 }
 
 func testQueries(t *testing.T, s *launch.Stream, name string, tb *geom.Tables, sc *ref.Scene, width int) {
@@ -192,10 +197,11 @@ func testQueries(t *testing.T, s *launch.Stream, name string, tb *geom.Tables, s
 // TestGPURefit: after moving the vertices of a dynamic mesh, a refit BVH is
 // valid and answers like the reference over the new vertices.
 func TestGPURefit(t *testing.T) {
-	s := gpuStream(t)
-	for _, width := range []int{2, 4} {
-		testRefit(t, s, width)
-	}
+	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
+		for _, width := range []int{2, 4} {
+			testRefit(t, s, width)
+		}
+	})
 }
 
 func testRefit(t *testing.T, s *launch.Stream, width int) {
@@ -251,24 +257,25 @@ func testRefit(t *testing.T, s *launch.Stream, width int) {
 // TestGPUBenchmarkScenes: the benchmark scenes' intersect matches the
 // reference on a sample of their rays (full-size BVHs).
 func TestGPUBenchmarkScenes(t *testing.T) {
-	s := gpuStream(t)
-	for _, cfg := range []workload.Config{workload.Light.Scaled(1 << 15), workload.Compute.Scaled(1 << 14)} {
-		mesh, o, d := cfg.Build()
-		tb := tables(t, mesh)
-		sc, err := ref.NewScene(tb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := sc.Intersect(o, d, nil, nil, geom.FlagsAll)
-		rb := newRayBatch(t, s, o, d, nil, nil)
-		for _, width := range []int{2, 4} {
-			bvh, err := BuildWith(s, tb, Options{Width: width})
+	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
+		for _, cfg := range []workload.Config{workload.Light.Scaled(1 << 15), workload.Compute.Scaled(1 << 14)} {
+			mesh, o, d := cfg.Build()
+			tb := tables(t, mesh)
+			sc, err := ref.NewScene(tb)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := deviceHits(t, s, rb.dev.N, geom.FlagsAll, func(h Hits) error { return bvh.Intersect(s, rb.dev, geom.FlagsAll, h) })
-			compareHits(t, fmt.Sprintf("%s width %d", cfg.Name, width), got, want)
-			_ = bvh.Close()
+			want, _ := sc.Intersect(o, d, nil, nil, geom.FlagsAll)
+			rb := newRayBatch(t, s, o, d, nil, nil)
+			for _, width := range []int{2, 4} {
+				bvh, err := BuildWith(s, tb, Options{Width: width})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := deviceHits(t, s, rb.dev.N, geom.FlagsAll, func(h Hits) error { return bvh.Intersect(s, rb.dev, geom.FlagsAll, h) })
+				compareHits(t, fmt.Sprintf("%s width %d", cfg.Name, width), got, want)
+				_ = bvh.Close()
+			}
 		}
-	}
+	})
 }

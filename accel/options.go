@@ -14,14 +14,33 @@ type Options struct {
 	IntersectCost float32
 	// Width selects the node layout: 2 (child-pair nodes, full-precision
 	// boxes) or 4 (quad nodes: 4 quantized boxes in the same 64 bytes, half
-	// the node fetches per ray); 0 ⇒ DefaultWidth.
+	// the node fetches per ray); 0 ⇒ chosen per build by AutoWidth.
 	Width int
 }
 
+// AutoWidth picks the node layout for n triangles on a device with l2Bytes
+// of L2 cache. Measured on an H200 (benchmarks/results/geometry-h200.json):
+// when the whole BVH (≈ 112 B per triangle) fits in L2 the traversal is
+// instruction-bound and the child-pair layout, with fewer instructions per
+// node step, is faster (light: 0.49 vs 0.57 ms); when it does not, the
+// traversal is bound by node fetches and the quad layout, with half of them,
+// wins (compute: 12.3 vs 16.4 ms). l2Bytes ≤ 0 means unknown (quad layout).
+func AutoWidth(n, l2Bytes int) int {
+	if l2Bytes > 0 && int64(n)*bytesPerTriangle <= int64(l2Bytes) {
+		return 2
+	}
+	return 4
+}
+
+// bytesPerTriangle is the BVH footprint per triangle: one 64-byte node per
+// triangle (n−1 child-pair nodes) plus its 48-byte record.
+const bytesPerTriangle = 4*NodeWords + 4*TriWords
+
 // Build defaults, chosen by host traversal statistics over the benchmark
-// scenes (TestTraversalStats): with unit costs the SAH keeps the light grid's
-// quads as 2-triangle leaves and splits the cloud to single triangles; the
-// quad layout halves node fetches and bytes per ray on both.
+// scenes (BenchmarkTraversalStats): with unit costs the SAH keeps the light
+// grid's quads as 2-triangle leaves and splits the cloud to single
+// triangles. DefaultWidth is the layout of a host build (BuildHost) that
+// names none; device builds choose with AutoWidth.
 const (
 	DefaultMaxLeafSize   = 4
 	DefaultTraversalCost = 1.0

@@ -29,7 +29,10 @@ func CUDAInfo() LibraryInfo { return cudaLib.info() }
 
 // HasAsyncAlloc reports whether the driver exports stream-ordered allocation
 // (cuMemAllocAsync / cuMemFreeAsync).
-func HasAsyncAlloc() bool { return cuda.cuMemAllocAsync != 0 && cuda.cuMemFreeAsync != 0 }
+func HasAsyncAlloc() bool {
+	return cuda.cuMemAllocAsync != 0 && cuda.cuMemFreeAsync != 0 && cuda.cuDeviceGetDefaultMemPool != 0 &&
+		cuda.cuMemPoolSetAttribute != 0 && cuda.cuMemPoolTrimTo != 0
+}
 
 // DriverVersion returns the CUDA version the driver supports (13000 = 13.0).
 func DriverVersion() (int, error) {

@@ -45,13 +45,16 @@ type cudaSyms struct {
 	cuEventElapsedTime    uintptr // CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd); (older drivers)
 	cuEventDestroy_v2     uintptr // CUresult cuEventDestroy_v2(CUevent hEvent);
 
-	cuMemAlloc_v2     uintptr // CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
-	cuMemFree_v2      uintptr // CUresult cuMemFree_v2(CUdeviceptr dptr);
-	cuMemAllocAsync   uintptr // CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream); (optional)
-	cuMemFreeAsync    uintptr // CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream); (optional)
-	cuMemAllocHost_v2 uintptr // CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
-	cuMemFreeHost     uintptr // CUresult cuMemFreeHost(void *p);
-	cuMemGetInfo_v2   uintptr // CUresult cuMemGetInfo_v2(size_t *free, size_t *total);
+	cuMemAlloc_v2             uintptr // CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+	cuMemFree_v2              uintptr // CUresult cuMemFree_v2(CUdeviceptr dptr);
+	cuMemAllocAsync           uintptr // CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream); (optional)
+	cuMemFreeAsync            uintptr // CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream); (optional)
+	cuDeviceGetDefaultMemPool uintptr // CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev); (optional)
+	cuMemPoolSetAttribute     uintptr // CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value); (optional)
+	cuMemPoolTrimTo           uintptr // CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep); (optional)
+	cuMemAllocHost_v2         uintptr // CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
+	cuMemFreeHost             uintptr // CUresult cuMemFreeHost(void *p);
+	cuMemGetInfo_v2           uintptr // CUresult cuMemGetInfo_v2(size_t *free, size_t *total);
 
 	cuMemcpyHtoD_v2       uintptr // CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
 	cuMemcpyDtoH_v2       uintptr // CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
@@ -101,6 +104,8 @@ func (c *cudaSyms) symbolList() []symbol {
 		req("cuEventDestroy_v2", &c.cuEventDestroy_v2),
 		req("cuMemAlloc_v2", &c.cuMemAlloc_v2), req("cuMemFree_v2", &c.cuMemFree_v2),
 		opt("cuMemAllocAsync", &c.cuMemAllocAsync), opt("cuMemFreeAsync", &c.cuMemFreeAsync),
+		opt("cuDeviceGetDefaultMemPool", &c.cuDeviceGetDefaultMemPool),
+		opt("cuMemPoolSetAttribute", &c.cuMemPoolSetAttribute), opt("cuMemPoolTrimTo", &c.cuMemPoolTrimTo),
 		req("cuMemAllocHost_v2", &c.cuMemAllocHost_v2), req("cuMemFreeHost", &c.cuMemFreeHost),
 		req("cuMemGetInfo_v2", &c.cuMemGetInfo_v2),
 		req("cuMemcpyHtoD_v2", &c.cuMemcpyHtoD_v2), req("cuMemcpyDtoH_v2", &c.cuMemcpyDtoH_v2),

@@ -149,3 +149,31 @@ func SizeOf[T any]() int {
 	var z T
 	return int(unsafe.Sizeof(z))
 }
+
+// MemPool is a CUDA memory pool (CUmemoryPool), the backing store of
+// stream-ordered allocations.
+type MemPool struct {
+	h   uintptr
+	dev int
+}
+
+// DefaultMemPool returns d's default memory pool (HasAsyncAlloc must hold).
+func DefaultMemPool(d Device) (MemPool, error) {
+	var h uintptr
+	r := invoke("cuDeviceGetDefaultMemPool", cuda.cuDeviceGetDefaultMemPool, uintptr(unsafe.Pointer(&h)), uintptr(d.handle))
+	return MemPool{h: h, dev: d.Ordinal}, check("cuDeviceGetDefaultMemPool", d.Ordinal, r)
+}
+
+// SetReleaseThreshold sets how many bytes the pool keeps reserved across
+// synchronisations (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD); ^uint64(0) keeps all.
+func (p MemPool) SetReleaseThreshold(bytes uint64) error {
+	const attrReleaseThreshold = 4
+	v := bytes
+	r := invoke("cuMemPoolSetAttribute", cuda.cuMemPoolSetAttribute, p.h, attrReleaseThreshold, uintptr(unsafe.Pointer(&v)))
+	return check("cuMemPoolSetAttribute", p.dev, r)
+}
+
+// TrimTo releases reserved but unused pool memory above keep bytes.
+func (p MemPool) TrimTo(keep uint64) error {
+	return check("cuMemPoolTrimTo", p.dev, invoke("cuMemPoolTrimTo", cuda.cuMemPoolTrimTo, p.h, uintptr(keep)))
+}

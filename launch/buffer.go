@@ -19,6 +19,7 @@ type Buffer[T Elem] struct {
 	ptr    driver.DevicePtr
 	n      int
 	owner  bool
+	stream *Stream // set for stream-ordered allocations: Close frees on it
 	closed atomic.Bool
 }
 
@@ -42,6 +43,33 @@ func Alloc[T Elem](d *Device, n int) (*Buffer[T], error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("launch: Alloc %d bytes on %v: %w", bytes, d, err)
+	}
+	d.account(int64(bytes))
+	return b, nil
+}
+
+// AllocAsync allocates n uninitialised elements in stream order on s (from
+// the device's memory pool, which keeps freed memory for reuse): the memory
+// may be used by work queued on s after this call, and Close frees it in
+// s's order. Other streams must be ordered after s by an event before using
+// it. Without pool support it falls back to Alloc.
+func AllocAsync[T Elem](s *Stream, n int) (*Buffer[T], error) {
+	d := s.d
+	if d.pool == nil || n == 0 {
+		return Alloc[T](d, n)
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("launch: AllocAsync: negative length %d", n)
+	}
+	b := &Buffer[T]{d: d, n: n, owner: true, stream: s}
+	bytes := uint64(n) * uint64(elemSize[T]())
+	err := s.use(func() error {
+		var e error
+		b.ptr, e = driver.MemAllocAsync(d.ordinal, bytes, s.s)
+		return e
+	})
+	if err != nil {
+		return nil, fmt.Errorf("launch: AllocAsync %d bytes on %v: %w", bytes, d, err)
 	}
 	d.account(int64(bytes))
 	return b, nil
@@ -151,7 +179,12 @@ func (b *Buffer[T]) Close() error {
 	if b == nil || b.closed.Swap(true) || !b.owner || b.ptr == 0 {
 		return nil
 	}
-	err := b.d.with(func() error { return driver.MemFree(b.d.ordinal, b.ptr) })
+	var err error
+	if b.stream != nil && !b.stream.closed.Load() {
+		err = b.d.with(func() error { return driver.MemFreeAsync(b.d.ordinal, b.ptr, b.stream.s) })
+	} else {
+		err = b.d.with(func() error { return driver.MemFree(b.d.ordinal, b.ptr) })
+	}
 	if err == nil {
 		b.d.account(-int64(b.Bytes()))
 	}

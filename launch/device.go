@@ -25,6 +25,10 @@ type Device struct {
 	kernels map[string]*Kernel
 	closed  atomic.Bool
 
+	pool *driver.MemPool // default pool for stream-ordered allocations (nil: unsupported)
+	sms  int             // multiprocessor count
+	l2   int             // L2 cache bytes
+
 	allocated atomic.Int64 // bytes currently allocated through this Device
 	peak      atomic.Int64 // high-water mark of allocated since the last ResetPeak
 }
@@ -55,6 +59,12 @@ func Open(ordinal int) (*Device, error) {
 		work: make(chan func()), done: make(chan struct{}),
 		modules: map[string]*moduleEntry{}, kernels: map[string]*Kernel{},
 	}
+	d.sms, _ = dev.Attribute(driver.AttrMultiprocessorCount)
+	d.l2, _ = dev.Attribute(driver.AttrL2CacheSize)
+	if err := d.initPool(); err != nil {
+		_ = ctx.Release()
+		return nil, err
+	}
 	ready := make(chan error, 1)
 	go d.executor(ready)
 	if err := <-ready; err != nil {
@@ -79,6 +89,49 @@ func (d *Device) executor(ready chan<- error) {
 		fn()
 	}
 }
+
+// initPool prepares stream-ordered allocation: the device's default memory
+// pool keeps freed memory reserved (release threshold = all), so allocations
+// after the first are cheap. Devices or drivers without pools fall back to
+// cuMemAlloc.
+func (d *Device) initPool() error {
+	if !driver.HasAsyncAlloc() {
+		return nil
+	}
+	if ok, err := d.dev.Attribute(driver.AttrMemoryPoolsSupported); err != nil || ok == 0 {
+		return nil
+	}
+	pool, err := driver.DefaultMemPool(d.dev)
+	if err != nil {
+		return err
+	}
+	if err := pool.SetReleaseThreshold(^uint64(0)); err != nil {
+		return err
+	}
+	d.pool = &pool
+	return nil
+}
+
+// TrimPool returns the memory the stream-ordered pool holds in reserve to
+// the device (after the device's pending work), so that MemInfo reflects
+// only live allocations.
+func (d *Device) TrimPool() error {
+	if d.pool == nil {
+		return nil
+	}
+	return d.with(func() error {
+		if err := d.ctx.Synchronize(); err != nil {
+			return err
+		}
+		return d.pool.TrimTo(0)
+	})
+}
+
+// SMs returns the device's multiprocessor count.
+func (d *Device) SMs() int { return d.sms }
+
+// L2Bytes returns the device's L2 cache size in bytes.
+func (d *Device) L2Bytes() int { return d.l2 }
 
 // Ordinal returns the device ordinal.
 func (d *Device) Ordinal() int { return d.ordinal }

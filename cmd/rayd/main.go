@@ -2,6 +2,8 @@
 //
 //	rayd info [-json]   driver version, every device, the peer-access matrix
 //	                    and whether libnvoptix and libnccl load
+//	rayd demo [-config light|compute] [-rays N] [-backend auto|cuda|cpu]
+//	                    trace a benchmark scene on the best backend available
 //
 // Without an NVIDIA driver, `rayd info` prints the loader's error (every path
 // it tried) and exits with status 1.
@@ -25,6 +27,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "info":
 		return cmdInfo(args[1:], stdout, stderr)
+	case "demo":
+		return cmdDemo(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -38,5 +42,6 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, `usage: rayd <command> [flags]
 
 commands:
-  info    show the CUDA driver, devices, peer access and optional libraries`)
+  info    show the CUDA driver, devices, peer access and optional libraries
+  demo    trace a benchmark scene (light or compute) on the best backend available`)
 }

@@ -53,3 +53,23 @@ func TestUsage(t *testing.T) {
 	assert.Equal(t, 2, run([]string{"frobnicate"}, &out, &errb))
 	assert.Equal(t, 0, run([]string{"help"}, &out, &errb))
 }
+
+func TestDemoOnTheCPUBackend(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"demo", "-rays", "2000", "-backend", "cpu"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	assert.Contains(t, out.String(), "traced on the CPU REFERENCE")
+	assert.Contains(t, out.String(), "hits: ")
+	assert.Equal(t, 2, run([]string{"demo", "-config", "nope"}, &out, &errb))
+	assert.Equal(t, 2, run([]string{"demo", "-rays", "0"}, &out, &errb))
+	assert.Equal(t, 1, run([]string{"demo", "-backend", "vulkan"}, &out, &errb))
+}
+
+func TestDemoOnGPU(t *testing.T) {
+	gputest.MustHaveDevices(t, 1)
+	var out, errb bytes.Buffer
+	code := run([]string{"demo", "-rays", "100000", "-backend", "cuda"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	assert.Contains(t, out.String(), "traced on CUDA device 0")
+	t.Log("\n" + out.String())
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/rayd-go/rayd/accel"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/launch"
+	"github.com/rayd-go/rayd/ref"
+)
+
+const poison = 0x7fc00bad
+
+func nowMs() float64 { return float64(time.Now().UnixNano()) / 1e6 }
+
+// check reruns query q on poisoned outputs, verifies every row was written,
+// and compares a random sample of rows with the CPU reference bit for bit.
+func (f *fixture) check(b *accel.BVH, oracle *ref.Scene, q *queryResult, sample int) error {
+	n := f.rays.N
+	rows := sampleRows(n, sample)
+	so, sd, se := make([]float32, 0, 3*len(rows)), make([]float32, 0, 3*len(rows)), make([]float32, 0, 3*len(rows))
+	for _, i := range rows {
+		so = append(so, f.o[3*i:3*i+3]...)
+		sd = append(sd, f.dir[3*i:3*i+3]...)
+		for k := 0; k < 3; k++ {
+			se = append(se, f.o[3*i+k]+f.dir[3*i+k])
+		}
+	}
+	q.Checked = len(rows)
+	bad := 0
+	switch {
+	case strings.HasPrefix(q.Name, "intersect"):
+		flags, out := geom.FlagsAll, f.full
+		if strings.Contains(q.Name, "flags=0") {
+			flags, out = geom.FlagsNone, f.tOnly
+		}
+		if err := poisonHits(f.s, out); err != nil {
+			return err
+		}
+		if err := b.Intersect(f.s, f.rays, flags, out); err != nil {
+			return err
+		}
+		got, err := downloadHits(f.s, out, n, flags)
+		if err != nil {
+			return err
+		}
+		for i, v := range got.T {
+			if math.Float32bits(v) == poison {
+				return fmt.Errorf("row %d of t was never written", i)
+			}
+		}
+		want, err := oracle.Intersect(so, sd, nil, nil, flags)
+		if err != nil {
+			return err
+		}
+		for j, i := range rows {
+			if !sameHitRow(got, i, want, j) {
+				bad++
+			}
+		}
+	case strings.HasPrefix(q.Name, "trace_reflections"):
+		bounces, out := 1, f.refl[0]
+		if strings.Contains(q.Name, "(4)") {
+			bounces, out = 4, f.refl[1]
+		}
+		_ = out.T.Memset32(f.s, poison)
+		_ = out.Prim.Memset32(f.s, poison)
+		_ = out.Valid.Memset8(f.s, 0xee)
+		if err := b.TraceReflections(f.s, f.rays, bounces, out); err != nil {
+			return err
+		}
+		valid := make([]uint8, n*bounces)
+		t := make([]float32, n*bounces)
+		prim := make([]int32, n*bounces)
+		for _, e := range []error{out.Valid.Download(f.s, valid), out.T.Download(f.s, t), out.Prim.Download(f.s, prim)} {
+			if e != nil {
+				return e
+			}
+		}
+		for i := range valid {
+			if valid[i] == 0xee || math.Float32bits(t[i]) == poison {
+				return fmt.Errorf("slot %d was never written", i)
+			}
+		}
+		want, err := oracle.TraceReflections(so, sd, nil, nil, bounces)
+		if err != nil {
+			return err
+		}
+		for j, i := range rows {
+			for k := 0; k < bounces; k++ {
+				g, w := i*bounces+k, j*bounces+k
+				if (valid[g] != 0) != want.Valid[w] || math.Float32bits(t[g]) != math.Float32bits(want.T[w]) || prim[g] != want.PrimIDs[w] {
+					bad++
+					break
+				}
+			}
+		}
+	case q.Name == "visible":
+		_ = f.vis.Memset8(f.s, 0xee)
+		seg := accel.Segments{Start: f.rays.O, End: f.ends, N: n}
+		if err := b.Visible(f.s, seg, f.vis); err != nil {
+			return err
+		}
+		got := make([]uint8, n)
+		if err := f.vis.Download(f.s, got); err != nil {
+			return err
+		}
+		for i, v := range got {
+			if v == 0xee {
+				return fmt.Errorf("row %d of visible was never written", i)
+			}
+		}
+		want, err := oracle.Visible(so, se, nil)
+		if err != nil {
+			return err
+		}
+		for j, i := range rows {
+			if (got[i] != 0) != want[j] {
+				bad++
+			}
+		}
+	default:
+		return fmt.Errorf("no check for %q", q.Name)
+	}
+	q.Mismatches = bad
+	q.BitwiseSame = bad == 0
+	return nil
+}
+
+func poisonHits(s *launch.Stream, h accel.Hits) error {
+	for _, b := range []*launch.Buffer[float32]{h.T, h.P, h.N, h.GeoN, h.UV, h.Bary} {
+		if b != nil {
+			if err := b.Memset32(s, poison); err != nil {
+				return err
+			}
+		}
+	}
+	for _, b := range []*launch.Buffer[int32]{h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID} {
+		if b != nil {
+			if err := b.Memset32(s, poison); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func downloadHits(s *launch.Stream, h accel.Hits, n int, flags geom.Flags) (*geom.Hits, error) {
+	res := geom.NewHits(n, flags)
+	for _, p := range []struct {
+		dst []float32
+		src *launch.Buffer[float32]
+	}{{res.T, h.T}, {res.P, h.P}, {res.N, h.N}, {res.GeoN, h.GeoN}, {res.UV, h.UV}, {res.Bary, h.Bary}} {
+		if p.src != nil && len(p.dst) > 0 {
+			if err := p.src.Download(s, p.dst); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, p := range []struct {
+		dst []int32
+		src *launch.Buffer[int32]
+	}{{res.ShapeID, h.ShapeID}, {res.PrimID, h.PrimID}, {res.LocalPrimID, h.LocalPrimID}, {res.GlobalPrimID, h.GlobalPrimID}} {
+		if p.src != nil && len(p.dst) > 0 {
+			if err := p.src.Download(s, p.dst); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res, nil
+}
+
+func sameHitRow(a *geom.Hits, i int, b *geom.Hits, j int) bool {
+	eq := func(x, y []float32, per int) bool {
+		for k := 0; k < per && len(x) > 0; k++ {
+			if math.Float32bits(x[per*i+k]) != math.Float32bits(y[per*j+k]) {
+				return false
+			}
+		}
+		return true
+	}
+	ieq := func(x, y []int32) bool { return len(x) == 0 || x[i] == y[j] }
+	return eq(a.T, b.T, 1) && eq(a.P, b.P, 3) && eq(a.N, b.N, 3) && eq(a.GeoN, b.GeoN, 3) && eq(a.UV, b.UV, 2) &&
+		eq(a.Bary, b.Bary, 3) && ieq(a.ShapeID, b.ShapeID) && ieq(a.PrimID, b.PrimID) &&
+		ieq(a.LocalPrimID, b.LocalPrimID) && ieq(a.GlobalPrimID, b.GlobalPrimID)
+}
