@@ -323,3 +323,37 @@ func TestExecutorRunsWithContextCurrent(t *testing.T) {
 		require.Equal(t, float32(3), v)
 	}
 }
+
+func TestAllocAsyncIsStreamOrderedAndReturnsToBaseline(t *testing.T) {
+	gputest.MustHaveDevices(t, 1)
+	d, err := launch.Open(0)
+	require.NoError(t, err)
+	defer d.Close()
+	s, err := d.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, d.TrimPool())
+	free0, _, err := d.MemInfo()
+	require.NoError(t, err)
+	fill, err := d.Kernel("basic", "rayd_fill_f32")
+	require.NoError(t, err)
+	const n = 64 << 20 // 256 MiB of float32
+	for round := 0; round < 3; round++ {
+		b, err := launch.AllocAsync[float32](s, n)
+		require.NoError(t, err)
+		require.NoError(t, b.Memset32(s, poison))
+		require.NoError(t, fill.Launch(s, launch.Blocks(n, 256), launch.Threads(256), 0, b, uint32(n), float32(round)))
+		got := make([]float32, n)
+		require.NoError(t, b.Download(s, got))
+		for i := 0; i < n; i += 4099 {
+			require.Equal(t, float32(round), got[i], "round %d element %d", round, i)
+		}
+		require.NoError(t, b.Close()) // freed in stream order
+	}
+	require.NoError(t, d.TrimPool())
+	free1, _, err := d.MemInfo()
+	require.NoError(t, err)
+	assert.InDelta(t, float64(free0), float64(free1), 8<<20, "device memory did not return to its baseline")
+	cur, _ := d.Allocated()
+	assert.Zero(t, cur)
+}
