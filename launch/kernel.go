@@ -3,6 +3,7 @@ package launch
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/rayd-go/rayd/driver"
@@ -137,7 +138,7 @@ func (k *Kernel) Launch(s *Stream, grid, block Dim3, sharedBytes uint32, args ..
 	if s.d != k.d {
 		return fmt.Errorf("launch: %s: %w: stream on %v, kernel on %v", k.name, ErrWrongDevice, s.d, k.d)
 	}
-	if s.closed.Load() {
+	if s.closed.Load() || k.d.closed.Load() {
 		return ErrClosed
 	}
 	if len(args) != len(k.entry.Params) {
@@ -151,7 +152,13 @@ func (k *Kernel) Launch(s *Stream, grid, block Dim3, sharedBytes uint32, args ..
 			return err
 		}
 	}
-	return s.use(func() error { return k.fn.Launch(grid.arr(), block.arr(), sharedBytes, s.s, k.args) })
+	// The hot path binds the context inline (no closure, no hand-off).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := k.d.ctx.SetCurrent(); err != nil {
+		return err
+	}
+	return k.fn.Launch(grid.arr(), block.arr(), sharedBytes, s.s, k.args)
 }
 
 // pack appends argument i after checking it against parameter i.
