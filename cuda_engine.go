@@ -96,7 +96,7 @@ func scratch[T launch.Elem](d *launch.Device, m map[string]*launch.Buffer[T], na
 		}
 		b, m[name] = nb, nb
 	}
-	return b.View(0, n), nil
+	return b.View(0, n)
 }
 
 // uploadRays stages a host batch in the slot's scratch buffers.

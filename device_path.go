@@ -258,3 +258,19 @@ func checkDeviceRays(d *launch.Device, r *DeviceRays) error {
 
 // Stream is a non-blocking CUDA stream (see package launch).
 type Stream = launch.Stream
+
+// AllocVisible allocates the n-byte output of VisibleInto on the scene's device.
+func (s *Scene) AllocVisible(n int) (*Buffer[uint8], error) {
+	if err := s.rlock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	e, err := s.cuda()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, &geom.ArgumentError{Field: "AllocVisible", Reason: fmt.Sprintf("n %d", n)}
+	}
+	return launch.Alloc[uint8](e.dev, n)
+}

@@ -223,3 +223,67 @@ func TestDeviceBuffersOfAnotherDeviceAreRefused(t *testing.T) {
 	assert.Equal(t, float32(1), got.T[0])
 	assert.Equal(t, int32(0), got.PrimID[0])
 }
+
+func TestDeviceFastPathsMatchTheHostPaths(t *testing.T) {
+	ords := gputest.MustHaveDevices(t, 1)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(rand.Uint64(), 7))
+	for _, o := range ords {
+		meshes := []rayd.Mesh{testscene.Grid(32, 2, 0), testscene.Sphere([3]float32{0, 0, 0.5}, 0.4, 20, 10)}
+		s, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA), rayd.WithDevice(o))
+		require.NoError(t, err)
+		tb, err := geom.BuildTables(meshes)
+		require.NoError(t, err)
+		org, dir, _ := testscene.RandomRays(r, tb, 5000)
+		rays := rayd.Rays{Origins: org, Directions: dir}
+		dr, err := s.UploadRays(ctx, rays)
+		require.NoError(t, err)
+		out, err := s.AllocReflections(rays.Len(), 3, true)
+		require.NoError(t, err)
+		require.NoError(t, s.TraceReflectionsInto(ctx, dr, out))
+		want, err := s.TraceReflections(ctx, rays, 3)
+		require.NoError(t, err)
+		st := mustStreamOn(t, out.T)
+		gotT := make([]float32, len(want.T))
+		gotP := make([]int32, len(want.PrimIDs))
+		gotI := make([]float32, len(want.ImageSources))
+		require.NoError(t, out.T.Download(st, gotT))
+		require.NoError(t, out.PrimIDs.Download(st, gotP))
+		require.NoError(t, out.ImageSources.Download(st, gotI))
+		assert.True(t, testscene.EqualBits(want.T, gotT))
+		assert.Equal(t, want.PrimIDs, gotP)
+		assert.True(t, testscene.EqualBits(want.ImageSources, gotI))
+		// Visibility: segments from each origin one unit along its direction.
+		ends := make([]float32, len(org))
+		for i := range ends {
+			ends[i] = org[i] + dir[i]
+		}
+		seg, err := s.UploadRays(ctx, rayd.Rays{Origins: org, Directions: ends})
+		require.NoError(t, err)
+		vb, err := s.AllocVisible(rays.Len())
+		require.NoError(t, err)
+		defer vb.Close()
+		require.NoError(t, s.VisibleInto(ctx, seg, vb))
+		wantV, err := s.Visible(ctx, org, ends, nil)
+		require.NoError(t, err)
+		gotV := make([]uint8, rays.Len())
+		require.NoError(t, vb.Download(st, gotV))
+		for i := range wantV {
+			require.Equal(t, wantV[i], gotV[i] != 0, "row %d", i)
+		}
+		short, err := s.AllocVisible(3)
+		require.NoError(t, err)
+		assert.ErrorIs(t, s.VisibleInto(ctx, seg, short), rayd.ErrLength)
+		require.NoError(t, short.Close())
+		for _, c := range []interface{ Close() error }{dr, out, seg, s} {
+			require.NoError(t, c.Close())
+		}
+	}
+}
+
+func mustStreamOn(t *testing.T, b *rayd.Buffer[float32]) *rayd.Stream {
+	s, err := b.Device().NewStream()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}

@@ -36,7 +36,10 @@ func (a *arena) alloc(s *launch.Stream) error {
 	}
 	a.buf, a.words = buf, total
 	for i, dst := range a.views {
-		*dst = buf.View(offs[i], a.sizes[i])
+		if *dst, err = buf.View(offs[i], a.sizes[i]); err != nil {
+			_ = buf.Close()
+			return err
+		}
 	}
 	return nil
 }

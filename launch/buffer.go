@@ -87,12 +87,14 @@ func (b *Buffer[T]) Device() *Device { return b.d }
 // Addr returns the device address (0 for an empty buffer).
 func (b *Buffer[T]) Addr() uint64 { return uint64(b.ptr) }
 
-// View returns elements [off, off+n) as a buffer sharing b's memory.
-func (b *Buffer[T]) View(off, n int) *Buffer[T] {
+// View returns elements [off, off+n) as a buffer sharing b's memory (a
+// view owns nothing: closing it frees nothing). An out-of-range request is an
+// ErrLength error.
+func (b *Buffer[T]) View(off, n int) (*Buffer[T], error) {
 	if off < 0 || n < 0 || off+n > b.n {
-		panic(fmt.Sprintf("launch: View(%d, %d) of a %d-element buffer", off, n, b.n))
+		return nil, &LengthError{What: fmt.Sprintf("View(%d, %d)", off, n), Want: b.n, Got: off + n}
 	}
-	return &Buffer[T]{d: b.d, ptr: b.ptr + driver.DevicePtr(off*elemSize[T]()), n: n}
+	return &Buffer[T]{d: b.d, ptr: b.ptr + driver.DevicePtr(off*elemSize[T]()), n: n}, nil
 }
 
 func (b *Buffer[T]) check(s *Stream) error {

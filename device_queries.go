@@ -1,0 +1,128 @@
+package rayd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rayd-go/rayd/accel"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/launch"
+)
+
+// DeviceReflections is a device-resident trace_reflections record for N rows
+// and Bounces slots per row (slot i·Bounces+b). ImageSources may be nil.
+type DeviceReflections struct {
+	N, Bounces   int
+	Valid        *Buffer[uint8]
+	T            *Buffer[float32]
+	PrimIDs      *Buffer[int32]
+	ImageSources *Buffer[float32]
+}
+
+// Close frees the buffers. Idempotent.
+func (r *DeviceReflections) Close() error {
+	return closeAll(r.Valid, r.T, r.PrimIDs, r.ImageSources)
+}
+
+// AllocReflections allocates a device record for n rows and maxBounces
+// slots; images selects the image-source field (12 more bytes per slot).
+func (s *Scene) AllocReflections(n, maxBounces int, images bool) (*DeviceReflections, error) {
+	if err := s.rlock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	e, err := s.cuda()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 || maxBounces < 1 {
+		return nil, &geom.ArgumentError{Field: "AllocReflections", Reason: fmt.Sprintf("n %d, maxBounces %d", n, maxBounces)}
+	}
+	r := &DeviceReflections{N: n, Bounces: maxBounces}
+	slots := n * maxBounces
+	if r.Valid, err = launch.Alloc[uint8](e.dev, slots); err == nil {
+		if r.T, err = launch.Alloc[float32](e.dev, slots); err == nil {
+			if r.PrimIDs, err = launch.Alloc[int32](e.dev, slots); err == nil && images {
+				r.ImageSources, err = launch.Alloc[float32](e.dev, 3*slots)
+			}
+		}
+	}
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// TraceReflectionsInto is the device fast path of TraceReflections: out
+// (from AllocReflections, out.N == rays.N) receives up to out.Bounces
+// bounces per ray. It returns once the results are in out.
+func (s *Scene) TraceReflectionsInto(ctx context.Context, rays *DeviceRays, out *DeviceReflections) error {
+	if err := s.rlock(); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	e, err := s.cuda()
+	if err != nil {
+		return err
+	}
+	if err := checkDeviceRays(e.dev, rays); err != nil {
+		return err
+	}
+	if out == nil || out.N != rays.N || out.Bounces < 1 || out.T == nil {
+		return fmt.Errorf("%w: reflections record does not match %d rays", ErrLength, rays.N)
+	}
+	if out.T.Device() != e.dev {
+		return fmt.Errorf("%w: reflections record on %v, scene on %v", ErrWrongDevice, out.T.Device(), e.dev)
+	}
+	if rays.N == 0 {
+		return ctx.Err()
+	}
+	sl, err := e.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.release(sl)
+	r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N, Counter: sl.counter}
+	rec := accel.Reflections{Valid: out.Valid, T: out.T, Prim: out.PrimIDs, Images: out.ImageSources}
+	if err := e.bvh.TraceReflections(sl.s, r, out.Bounces, rec); err != nil {
+		return err
+	}
+	return sl.s.Synchronize()
+}
+
+// VisibleInto is the device fast path of Visible: segments start→end (3N
+// float32 each, active optional) and out (N bytes, 1 = visible).
+func (s *Scene) VisibleInto(ctx context.Context, segments *DeviceRays, out *Buffer[uint8]) error {
+	if err := s.rlock(); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	e, err := s.cuda()
+	if err != nil {
+		return err
+	}
+	// Segments reuse DeviceRays: Origins are the starts, Directions the ends.
+	if err := checkDeviceRays(e.dev, segments); err != nil {
+		return err
+	}
+	if out == nil || out.Len() < segments.N {
+		return fmt.Errorf("%w: visibility output shorter than %d segments", ErrLength, segments.N)
+	}
+	if out.Device() != e.dev {
+		return fmt.Errorf("%w: visibility output on %v, scene on %v", ErrWrongDevice, out.Device(), e.dev)
+	}
+	if segments.N == 0 {
+		return ctx.Err()
+	}
+	sl, err := e.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.release(sl)
+	seg := accel.Segments{Start: segments.Origins, End: segments.Directions, Active: segments.Active, N: segments.N, Counter: sl.counter}
+	if err := e.bvh.Visible(sl.s, seg, out); err != nil {
+		return err
+	}
+	return sl.s.Synchronize()
+}
