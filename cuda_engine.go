@@ -135,28 +135,38 @@ func (e *cudaEngine) uploadRays(sl *slot, o, d, tmax []float32, active []bool) (
 	return r, nil
 }
 
+// withRays takes a free slot, stages a host batch on it and runs fn.
+func (e *cudaEngine) withRays(ctx context.Context, o, d, tmax []float32, active []bool, fn func(sl *slot, dr accel.Rays) error) error {
+	sl, err := e.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.release(sl)
+	dr, err := e.uploadRays(sl, o, d, tmax, active)
+	if err != nil {
+		return err
+	}
+	return fn(sl, dr)
+}
+
 func (e *cudaEngine) intersect(ctx context.Context, r Rays, flags Flags) (*Hits, error) {
 	n := r.Len()
 	if n == 0 {
 		return geom.NewHits(0, flags), ctx.Err()
 	}
-	sl, err := e.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer e.release(sl)
-	dr, err := e.uploadRays(sl, r.Origins, r.Directions, r.TMax, r.Active)
-	if err != nil {
-		return nil, err
-	}
-	out, err := hitBuffers(e.dev, sl, n, flags)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.bvh.Intersect(sl.s, dr, flags, out); err != nil {
-		return nil, err
-	}
-	return downloadHits(sl.s, out, n, flags)
+	var res *Hits
+	err := e.withRays(ctx, r.Origins, r.Directions, r.TMax, r.Active, func(sl *slot, dr accel.Rays) error {
+		out, err := hitBuffers(e.dev, sl, n, flags)
+		if err != nil {
+			return err
+		}
+		if err := e.bvh.Intersect(sl.s, dr, flags, out); err != nil {
+			return err
+		}
+		res, err = downloadHits(sl.s, out, n, flags)
+		return err
+	})
+	return res, err
 }
 
 func (e *cudaEngine) traceReflections(ctx context.Context, r Rays, b int) (*Reflections, error) {
@@ -164,43 +174,41 @@ func (e *cudaEngine) traceReflections(ctx context.Context, r Rays, b int) (*Refl
 	if n == 0 {
 		return geom.NewReflections(0, b), ctx.Err()
 	}
-	sl, err := e.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer e.release(sl)
-	dr, err := e.uploadRays(sl, r.Origins, r.Directions, r.TMax, r.Active)
-	if err != nil {
-		return nil, err
-	}
-	var out accel.Reflections
-	if out.Valid, err = scratch(e.dev, sl.u8, "valid", n*b); err != nil {
-		return nil, err
-	}
-	if out.T, err = scratch(e.dev, sl.f32, "t", n*b); err != nil {
-		return nil, err
-	}
-	if out.Prim, err = scratch(e.dev, sl.i32, "prim", n*b); err != nil {
-		return nil, err
-	}
-	if out.Images, err = scratch(e.dev, sl.f32, "images", 3*n*b); err != nil {
-		return nil, err
-	}
-	if err := e.bvh.TraceReflections(sl.s, dr, b, out); err != nil {
-		return nil, err
-	}
 	res := geom.NewReflections(n, b)
-	valid := make([]uint8, n*b)
-	for _, step := range []error{
-		out.Valid.Download(sl.s, valid), out.T.Download(sl.s, res.T),
-		out.Prim.Download(sl.s, res.PrimIDs), out.Images.Download(sl.s, res.ImageSources),
-	} {
-		if step != nil {
-			return nil, step
+	err := e.withRays(ctx, r.Origins, r.Directions, r.TMax, r.Active, func(sl *slot, dr accel.Rays) error {
+		var out accel.Reflections
+		var err error
+		if out.Valid, err = scratch(e.dev, sl.u8, "valid", n*b); err != nil {
+			return err
 		}
-	}
-	for i, v := range valid {
-		res.Valid[i] = v != 0
+		if out.T, err = scratch(e.dev, sl.f32, "t", n*b); err != nil {
+			return err
+		}
+		if out.Prim, err = scratch(e.dev, sl.i32, "prim", n*b); err != nil {
+			return err
+		}
+		if out.Images, err = scratch(e.dev, sl.f32, "images", 3*n*b); err != nil {
+			return err
+		}
+		if err := e.bvh.TraceReflections(sl.s, dr, b, out); err != nil {
+			return err
+		}
+		valid := make([]uint8, n*b)
+		for _, step := range []error{
+			out.Valid.Download(sl.s, valid), out.T.Download(sl.s, res.T),
+			out.Prim.Download(sl.s, res.PrimIDs), out.Images.Download(sl.s, res.ImageSources),
+		} {
+			if step != nil {
+				return step
+			}
+		}
+		for i, v := range valid {
+			res.Valid[i] = v != 0
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -210,30 +218,27 @@ func (e *cudaEngine) visible(ctx context.Context, start, end []float32, active [
 	if n == 0 {
 		return []bool{}, ctx.Err()
 	}
-	sl, err := e.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer e.release(sl)
-	dr, err := e.uploadRays(sl, start, end, nil, active)
-	if err != nil {
-		return nil, err
-	}
-	out, err := scratch(e.dev, sl.u8, "visible", n)
-	if err != nil {
-		return nil, err
-	}
-	seg := accel.Segments{Start: dr.O, End: dr.D, Active: dr.Active, N: n, Counter: sl.counter}
-	if err := e.bvh.Visible(sl.s, seg, out); err != nil {
-		return nil, err
-	}
-	vis := make([]uint8, n)
-	if err := out.Download(sl.s, vis); err != nil {
-		return nil, err
-	}
 	res := make([]bool, n)
-	for i, v := range vis {
-		res[i] = v != 0
+	err := e.withRays(ctx, start, end, nil, active, func(sl *slot, dr accel.Rays) error {
+		out, err := scratch(e.dev, sl.u8, "visible", n)
+		if err != nil {
+			return err
+		}
+		seg := accel.Segments{Start: dr.O, End: dr.D, Active: dr.Active, N: n, Counter: sl.counter}
+		if err := e.bvh.Visible(sl.s, seg, out); err != nil {
+			return err
+		}
+		vis := make([]uint8, n)
+		if err := out.Download(sl.s, vis); err != nil {
+			return err
+		}
+		for i, v := range vis {
+			res[i] = v != 0
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
 }

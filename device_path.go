@@ -166,6 +166,24 @@ func (s *Scene) AllocHits(n int, flags Flags) (*DeviceHits, error) {
 // device ray, written into out (out.N == rays.N; out.Flags selects the
 // fields). It returns once the results are in out.
 func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *DeviceHits) error {
+	check := func(e *cudaEngine) error {
+		if out == nil || out.N != rays.N || out.T == nil {
+			return fmt.Errorf("%w: hits record does not match %d rays", ErrLength, rays.N)
+		}
+		return sameDevice(e, "hits record", out.T.Device())
+	}
+	return s.fastPath(ctx, rays, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
+		h := accel.Hits{T: out.T, P: out.P, N: out.Normal, GeoN: out.GeoN, UV: out.UV, Bary: out.Bary,
+			ShapeID: out.ShapeID, PrimID: out.PrimID, LocalPrimID: out.LocalPrimID, GlobalPrimID: out.GlobalPrimID}
+		return e.bvh.Intersect(sl.s, r, out.Flags, h)
+	})
+}
+
+// fastPath is the common body of the device fast paths: with the scene
+// read-locked it validates the rays and (check) the outputs, takes a stream
+// slot, runs the launch and waits for it. An empty batch launches nothing.
+func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*cudaEngine) error,
+	run func(e *cudaEngine, sl *slot, r accel.Rays) error) error {
 	if err := s.rlock(); err != nil {
 		return err
 	}
@@ -177,11 +195,8 @@ func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *Device
 	if err := checkDeviceRays(e.dev, rays); err != nil {
 		return err
 	}
-	if out == nil || out.N != rays.N || out.T == nil {
-		return fmt.Errorf("%w: hits record does not match %d rays", ErrLength, rays.N)
-	}
-	if out.T.Device() != e.dev {
-		return fmt.Errorf("%w: hits record on %v, scene on %v", ErrWrongDevice, out.T.Device(), e.dev)
+	if err := check(e); err != nil {
+		return err
 	}
 	if rays.N == 0 {
 		return ctx.Err()
@@ -192,12 +207,17 @@ func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *Device
 	}
 	defer e.release(sl)
 	r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N, Counter: sl.counter}
-	h := accel.Hits{T: out.T, P: out.P, N: out.Normal, GeoN: out.GeoN, UV: out.UV, Bary: out.Bary,
-		ShapeID: out.ShapeID, PrimID: out.PrimID, LocalPrimID: out.LocalPrimID, GlobalPrimID: out.GlobalPrimID}
-	if err := e.bvh.Intersect(sl.s, r, out.Flags, h); err != nil {
+	if err := run(e, sl, r); err != nil {
 		return err
 	}
 	return sl.s.Synchronize()
+}
+
+func sameDevice(e *cudaEngine, what string, d *launch.Device) error {
+	if d != e.dev {
+		return fmt.Errorf("%w: %s on %v, scene on %v", ErrWrongDevice, what, d, e.dev)
+	}
+	return nil
 }
 
 // Download copies the record to the host.

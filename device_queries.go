@@ -58,71 +58,30 @@ func (s *Scene) AllocReflections(n, maxBounces int, images bool) (*DeviceReflect
 // (from AllocReflections, out.N == rays.N) receives up to out.Bounces
 // bounces per ray. It returns once the results are in out.
 func (s *Scene) TraceReflectionsInto(ctx context.Context, rays *DeviceRays, out *DeviceReflections) error {
-	if err := s.rlock(); err != nil {
-		return err
+	check := func(e *cudaEngine) error {
+		if out == nil || out.N != rays.N || out.Bounces < 1 || out.T == nil {
+			return fmt.Errorf("%w: reflections record does not match %d rays", ErrLength, rays.N)
+		}
+		return sameDevice(e, "reflections record", out.T.Device())
 	}
-	defer s.mu.RUnlock()
-	e, err := s.cuda()
-	if err != nil {
-		return err
-	}
-	if err := checkDeviceRays(e.dev, rays); err != nil {
-		return err
-	}
-	if out == nil || out.N != rays.N || out.Bounces < 1 || out.T == nil {
-		return fmt.Errorf("%w: reflections record does not match %d rays", ErrLength, rays.N)
-	}
-	if out.T.Device() != e.dev {
-		return fmt.Errorf("%w: reflections record on %v, scene on %v", ErrWrongDevice, out.T.Device(), e.dev)
-	}
-	if rays.N == 0 {
-		return ctx.Err()
-	}
-	sl, err := e.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer e.release(sl)
-	r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N, Counter: sl.counter}
-	rec := accel.Reflections{Valid: out.Valid, T: out.T, Prim: out.PrimIDs, Images: out.ImageSources}
-	if err := e.bvh.TraceReflections(sl.s, r, out.Bounces, rec); err != nil {
-		return err
-	}
-	return sl.s.Synchronize()
+	return s.fastPath(ctx, rays, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
+		rec := accel.Reflections{Valid: out.Valid, T: out.T, Prim: out.PrimIDs, Images: out.ImageSources}
+		return e.bvh.TraceReflections(sl.s, r, out.Bounces, rec)
+	})
 }
 
-// VisibleInto is the device fast path of Visible: segments start→end (3N
-// float32 each, active optional) and out (N bytes, 1 = visible).
+// VisibleInto is the device fast path of Visible: segments start→end (a
+// DeviceRays whose Origins are the starts and Directions the ends, Active
+// optional) and out (N bytes, 1 = visible).
 func (s *Scene) VisibleInto(ctx context.Context, segments *DeviceRays, out *Buffer[uint8]) error {
-	if err := s.rlock(); err != nil {
-		return err
+	check := func(e *cudaEngine) error {
+		if out == nil || out.Len() < segments.N {
+			return fmt.Errorf("%w: visibility output shorter than %d segments", ErrLength, segments.N)
+		}
+		return sameDevice(e, "visibility output", out.Device())
 	}
-	defer s.mu.RUnlock()
-	e, err := s.cuda()
-	if err != nil {
-		return err
-	}
-	// Segments reuse DeviceRays: Origins are the starts, Directions the ends.
-	if err := checkDeviceRays(e.dev, segments); err != nil {
-		return err
-	}
-	if out == nil || out.Len() < segments.N {
-		return fmt.Errorf("%w: visibility output shorter than %d segments", ErrLength, segments.N)
-	}
-	if out.Device() != e.dev {
-		return fmt.Errorf("%w: visibility output on %v, scene on %v", ErrWrongDevice, out.Device(), e.dev)
-	}
-	if segments.N == 0 {
-		return ctx.Err()
-	}
-	sl, err := e.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer e.release(sl)
-	seg := accel.Segments{Start: segments.Origins, End: segments.Directions, Active: segments.Active, N: segments.N, Counter: sl.counter}
-	if err := e.bvh.Visible(sl.s, seg, out); err != nil {
-		return err
-	}
-	return sl.s.Synchronize()
+	return s.fastPath(ctx, segments, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
+		seg := accel.Segments{Start: r.O, End: r.D, Active: r.Active, N: r.N, Counter: r.Counter}
+		return e.bvh.Visible(sl.s, seg, out)
+	})
 }
