@@ -39,7 +39,7 @@ func (e *cpuEngine) visible(ctx context.Context, start, end []float32, active []
 	return e.s.Visible(start, end, active)
 }
 
-func (e *cpuEngine) refit(ctx context.Context, _ *geom.Tables) error {
+func (e *cpuEngine) refit(ctx context.Context, _ int, _ []float32, _ *geom.Tables) error {
 	e.s.Refit()
 	return ctx.Err()
 }

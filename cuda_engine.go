@@ -243,7 +243,7 @@ func (e *cudaEngine) visible(ctx context.Context, start, end []float32, active [
 	return res, nil
 }
 
-func (e *cudaEngine) refit(ctx context.Context, t *geom.Tables) error {
+func (e *cudaEngine) refit(ctx context.Context, _ int, _ []float32, t *geom.Tables) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ type config struct {
 	backend Backend
 	device  int
 	logger  *slog.Logger
+	devices []int               // WithDevices (nil: not given)
+	multi   *MultiDeviceOptions // WithMultiDevice
+	source  ReplicaSource       // WithReplicaSource
 }
 
 // Option configures NewScene.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/shard"
 )
 
 // Mesh is a triangle mesh: 3 float32 per vertex, 3 local int32 vertex
@@ -50,7 +51,7 @@ type engine interface {
 	intersect(ctx context.Context, r Rays, flags Flags) (*Hits, error)
 	traceReflections(ctx context.Context, r Rays, maxBounces int) (*Reflections, error)
 	visible(ctx context.Context, start, end []float32, active []bool) ([]bool, error)
-	refit(ctx context.Context, t *geom.Tables) error
+	refit(ctx context.Context, mesh int, vertices []float32, t *geom.Tables) error
 	close() error
 }
 
@@ -62,6 +63,7 @@ type Scene struct {
 	backend Backend
 	device  int
 	eng     engine
+	layer   *shard.Layer // replicated multi-device layer, or nil
 	closed  bool
 	log     *slog.Logger
 }
@@ -83,6 +85,17 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 		return nil, err
 	}
 	s := &Scene{tables: t, device: -1, log: cfg.logger}
+	layer, _, err := newLayer(ctx, &cfg, meshes)
+	if err != nil {
+		return nil, err
+	}
+	if layer != nil {
+		s.layer, s.eng, s.backend, s.device = layer, &layerEngine{l: layer}, BackendCUDA, layer.Master()
+		return s, nil
+	}
+	if len(cfg.devices) == 1 {
+		cfg.device = cfg.devices[0]
+	}
 	switch cfg.backend {
 	case BackendCPU:
 		s.eng, err = newCPUEngine(t)
@@ -182,10 +195,20 @@ func (s *Scene) UpdateVertices(ctx context.Context, mesh int, vertices []float32
 	if s.closed {
 		return ErrClosed
 	}
+	if mesh < 0 || mesh >= s.tables.NumMeshes() {
+		return &geom.ArgumentError{Field: "mesh", Reason: fmt.Sprintf("%d of %d meshes", mesh, s.tables.NumMeshes())}
+	}
+	off, nv := 3*int(s.tables.VertexOffset[mesh]), 3*s.tables.MeshVertexCount(mesh)
+	old := append([]float32(nil), s.tables.Vertices[off:off+nv]...)
 	if err := s.tables.UpdateVertices(mesh, vertices); err != nil {
 		return err
 	}
-	return s.eng.refit(ctx, s.tables)
+	if err := s.eng.refit(ctx, mesh, vertices, s.tables); err != nil {
+		// The caller-visible geometry changes only when the refit succeeded.
+		_ = s.tables.UpdateVertices(mesh, old)
+		return err
+	}
+	return nil
 }
 
 // Close releases the scene's device resources. Idempotent.
