@@ -46,41 +46,16 @@ func newSlabRay(o, d [3]float32) slabRay {
 	return r
 }
 
-// fminf/fmaxf with C99 NaN semantics (the device's fminf/fmaxf).
-func fminf(a, b float32) float32 {
-	switch {
-	case a != a:
-		return b
-	case b != b:
-		return a
-	case b < a:
-		return b
-	}
-	return a
-}
-
-func fmaxf(a, b float32) float32 {
-	switch {
-	case a != a:
-		return b
-	case b != b:
-		return a
-	case b > a:
-		return b
-	}
-	return a
-}
-
 // box is the device slab test of child c of node n against [tmin, tcap].
 func (r *slabRay) box(n *Node, c int, tmin, tcap float32) (near float32, hit bool) {
 	var lo, hi [3]float32
 	for k := range 3 {
 		a := geom.FMA32(n.Lo[c][k], r.inv[k], -r.ooLo[k])
 		b := geom.FMA32(n.Hi[c][k], r.inv[k], -r.ooHi[k])
-		lo[k], hi[k] = fminf(a, b), fmaxf(a, b)
+		lo[k], hi[k] = geom.Fminf(a, b), geom.Fmaxf(a, b)
 	}
-	near = fmaxf(fmaxf(lo[0], lo[1]), fmaxf(lo[2], tmin))
-	far := fminf(fminf(hi[0], hi[1]), fminf(hi[2], tcap))
+	near = geom.Fmaxf(geom.Fmaxf(lo[0], lo[1]), geom.Fmaxf(lo[2], tmin))
+	far := geom.Fminf(geom.Fminf(hi[0], hi[1]), geom.Fminf(hi[2], tcap))
 	return near, near <= far
 }
 
@@ -200,10 +175,10 @@ func (r *slabRay) quadBoxes(q *QuadNode, tmin, tcap float32) (near [quadSlots]fl
 			qh := float32((q.Q[2*a+1] >> (8 * c)) & 0xff)
 			x := geom.FMA32(ql, scale[a], baseLo[a])
 			y := geom.FMA32(qh, scale[a], baseHi[a])
-			lo[a], hi[a] = fminf(x, y), fmaxf(x, y)
+			lo[a], hi[a] = geom.Fminf(x, y), geom.Fmaxf(x, y)
 		}
-		near[c] = fmaxf(fmaxf(lo[0], lo[1]), fmaxf(lo[2], tmin))
-		far := fminf(fminf(hi[0], hi[1]), fminf(hi[2], tcap))
+		near[c] = geom.Fmaxf(geom.Fmaxf(lo[0], lo[1]), geom.Fmaxf(lo[2], tmin))
+		far := geom.Fminf(geom.Fminf(hi[0], hi[1]), geom.Fminf(hi[2], tcap))
 		hit[c] = near[c] <= far
 	}
 	return near, hit

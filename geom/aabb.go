@@ -21,8 +21,8 @@ func Reciprocal(d [3]float32) [3]float32 {
 // ray o + t·d, given invD = Reciprocal(d), against the box [lo, hi]:
 //
 //	t0[k] = (lo[k]−o[k])*invD[k];  t1[k] = (hi[k]−o[k])*invD[k]   (f32 sub, then f32 mul)
-//	tNear = fmaxf(fmaxf(fmaxf(fminf(t0x,t1x), fminf(t0y,t1y)), fminf(t0z,t1z)), tmin)
-//	tFar  = fminf(fminf(fminf(fmaxf(t0x,t1x), fmaxf(t0y,t1y)), fmaxf(t0z,t1z)), tcap)
+//	tNear = Fmaxf(Fmaxf(Fmaxf(Fminf(t0x,t1x), Fminf(t0y,t1y)), Fminf(t0z,t1z)), tmin)
+//	tFar  = Fminf(Fminf(Fminf(Fmaxf(t0x,t1x), Fmaxf(t0y,t1y)), Fmaxf(t0z,t1z)), tcap)
 //	hit   = tNear <= tFar
 //
 // fminf/fmaxf follow C99: when one operand is NaN the other is returned.
@@ -33,16 +33,17 @@ func RayAABB(o, invD, lo, hi [3]float32, tmin, tcap float32) (tNear, tFar float3
 	for k := range 3 {
 		t0 := float32(float32(lo[k]-o[k]) * invD[k])
 		t1 := float32(float32(hi[k]-o[k]) * invD[k])
-		mins[k] = fminf(t0, t1)
-		maxs[k] = fmaxf(t0, t1)
+		mins[k] = Fminf(t0, t1)
+		maxs[k] = Fmaxf(t0, t1)
 	}
-	tNear = fmaxf(fmaxf(fmaxf(mins[0], mins[1]), mins[2]), tmin)
-	tFar = fminf(fminf(fminf(maxs[0], maxs[1]), maxs[2]), tcap)
+	tNear = Fmaxf(Fmaxf(Fmaxf(mins[0], mins[1]), mins[2]), tmin)
+	tFar = Fminf(Fminf(Fminf(maxs[0], maxs[1]), maxs[2]), tcap)
 	return tNear, tFar, tNear <= tFar
 }
 
-// fminf is C99 fminf: the smaller operand, the other one if either is NaN.
-func fminf(a, b float32) float32 {
+// Fminf is C99 fminf (the device's fminf): the smaller operand, the other
+// one if either is NaN.
+func Fminf(a, b float32) float32 {
 	switch {
 	case a != a:
 		return b
@@ -54,8 +55,8 @@ func fminf(a, b float32) float32 {
 	return a
 }
 
-// fmaxf is C99 fmaxf: the larger operand, the other one if either is NaN.
-func fmaxf(a, b float32) float32 {
+// Fmaxf is C99 fmaxf: the larger operand, the other one if either is NaN.
+func Fmaxf(a, b float32) float32 {
 	switch {
 	case a != a:
 		return b

@@ -44,10 +44,10 @@ func TestRayAABB(t *testing.T) {
 
 func TestFminfFmaxfNaN(t *testing.T) {
 	nan := float32(math.NaN())
-	if fminf(nan, 1) != 1 || fminf(1, nan) != 1 || fmaxf(nan, 2) != 2 || fmaxf(2, nan) != 2 {
+	if Fminf(nan, 1) != 1 || Fminf(1, nan) != 1 || Fmaxf(nan, 2) != 2 || Fmaxf(2, nan) != 2 {
 		t.Error("NaN operand must yield the other")
 	}
-	if fminf(1, 2) != 1 || fmaxf(1, 2) != 2 {
+	if Fminf(1, 2) != 1 || Fmaxf(1, 2) != 2 {
 		t.Error("ordering")
 	}
 }
