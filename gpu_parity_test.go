@@ -287,3 +287,48 @@ func mustStreamOn(t *testing.T, b *rayd.Buffer[float32]) *rayd.Stream {
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+func TestReplicatedSceneOnTwoGPUsIsBitwiseOneGPU(t *testing.T) {
+	gputest.MustHaveDevices(t, 2)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(rand.Uint64(), 11))
+	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(64, 2, -0.5)}
+	meshes[1].Dynamic = true
+	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA))
+	require.NoError(t, err)
+	defer one.Close()
+	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 4096}))
+	require.NoError(t, err)
+	defer two.Close()
+	assert.Equal(t, []int{0, 1}, two.Devices())
+	tb, err := geom.BuildTables(meshes)
+	require.NoError(t, err)
+	for _, n := range []int{1, 4095, 100003, 300001} {
+		o, d, tmax := testscene.RandomRays(r, tb, n)
+		rays := rayd.Rays{Origins: o, Directions: d, TMax: tmax}
+		a, err := one.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		b, err := two.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		assert.True(t, testscene.SameHits(a, b), "n=%d: 2-GPU intersect differs from 1 GPU", n)
+		t.Logf("n=%d dispatch %+v", n, two.LastDispatch())
+		ra, err := one.TraceReflections(ctx, rays, 4)
+		require.NoError(t, err)
+		rb, err := two.TraceReflections(ctx, rays, 4)
+		require.NoError(t, err)
+		assert.True(t, testscene.SameReflections(ra, rb), "n=%d: 2-GPU reflections differ", n)
+	}
+	// A broadcast vertex update reaches both replicas.
+	v := append([]float32(nil), meshes[1].Vertices...)
+	for i := 2; i < len(v); i += 3 {
+		v[i] = 0.7
+	}
+	require.NoError(t, one.UpdateVertices(ctx, 1, v))
+	require.NoError(t, two.UpdateVertices(ctx, 1, v))
+	o, d, _ := testscene.RandomRays(r, tb, 200001)
+	a, err := one.Intersect(ctx, rayd.Rays{Origins: o, Directions: d}, rayd.FlagsAll)
+	require.NoError(t, err)
+	b, err := two.Intersect(ctx, rayd.Rays{Origins: o, Directions: d}, rayd.FlagsAll)
+	require.NoError(t, err)
+	assert.True(t, testscene.SameHits(a, b), "after update: 2-GPU intersect differs")
+}

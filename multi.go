@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/shard"
@@ -30,9 +31,9 @@ type ReplicaSource interface {
 	Builder(master int, meshes []Mesh) shard.Builder
 }
 
-// cudaReplicaSource is the default ReplicaSource (set by the file that
-// implements CUDA replicas; nil until one exists).
-var cudaReplicaSource func() (ReplicaSource, error)
+// cudaReplicaSource makes the default ReplicaSource, the CUDA devices of
+// this machine (multi_cuda.go).
+var cudaReplicaSource func(shard.Options) (ReplicaSource, error)
 
 // ErrMultiDeviceUnavailable is returned when a replicated scene is asked for
 // and no replica source can serve it.
@@ -73,33 +74,46 @@ func newLayer(ctx context.Context, cfg *config, meshes []Mesh) (*shard.Layer, Re
 	if cfg.devices == nil && cfg.multi == nil {
 		return nil, nil, nil
 	}
+	var opts shard.Options
+	if cfg.multi != nil {
+		opts = *cfg.multi
+	}
 	src := cfg.source
 	if src == nil {
 		if cudaReplicaSource == nil {
 			return nil, nil, fmt.Errorf("%w: this build has no CUDA replicas", ErrMultiDeviceUnavailable)
 		}
 		var err error
-		if src, err = cudaReplicaSource(); err != nil {
+		if src, err = cudaReplicaSource(opts); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrMultiDeviceUnavailable, err)
 		}
 	}
-	var opts shard.Options
-	if cfg.multi != nil {
-		opts = *cfg.multi
-	}
 	layer, err := shard.Plan(cfg.devices, src.Topology(), opts)
 	if err != nil || layer == nil {
-		return nil, src, err
+		closeSource(src, cfg.source)
+		return nil, nil, err
 	}
 	if err := layer.Build(ctx, src.Builder(layer.Master(), meshes)); err != nil {
 		_ = layer.Close()
-		return nil, src, err
+		closeSource(src, cfg.source)
+		return nil, nil, err
 	}
 	return layer, src, nil
 }
 
-// layerEngine runs queries through the replicated layer.
-type layerEngine struct{ l *shard.Layer }
+// closeSource closes a source the scene created itself (never the caller's).
+func closeSource(src, callers ReplicaSource) {
+	if c, ok := src.(io.Closer); ok && src != callers {
+		_ = c.Close()
+	}
+}
+
+// layerEngine runs queries through the replicated layer; src is closed with
+// it when the scene created it.
+type layerEngine struct {
+	l   *shard.Layer
+	src io.Closer
+}
 
 func (e *layerEngine) intersect(ctx context.Context, r Rays, flags Flags) (*Hits, error) {
 	return shard.RunRows(ctx, e.l, &shard.Intersect{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Flags: flags})
@@ -120,7 +134,15 @@ func (e *layerEngine) refit(ctx context.Context, mesh int, vertices []float32, _
 	return e.l.Broadcast(ctx, shard.SyncGeometry{})
 }
 
-func (e *layerEngine) close() error { return e.l.Close() }
+func (e *layerEngine) close() error {
+	err := e.l.Close()
+	if e.src != nil {
+		if cerr := e.src.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
 
 // Devices returns the scene's device ordinals (master first); nil on the CPU
 // backend.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 
@@ -85,12 +86,16 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 		return nil, err
 	}
 	s := &Scene{tables: t, device: -1, log: cfg.logger}
-	layer, _, err := newLayer(ctx, &cfg, meshes)
+	layer, src, err := newLayer(ctx, &cfg, meshes)
 	if err != nil {
 		return nil, err
 	}
 	if layer != nil {
-		s.layer, s.eng, s.backend, s.device = layer, &layerEngine{l: layer}, BackendCUDA, layer.Master()
+		le := &layerEngine{l: layer}
+		if c, ok := src.(io.Closer); ok && src != cfg.source {
+			le.src = c
+		}
+		s.layer, s.eng, s.backend, s.device = layer, le, BackendCUDA, layer.Master()
 		return s, nil
 	}
 	if len(cfg.devices) == 1 {

@@ -22,8 +22,9 @@ const module = "github.com/rayd-go/rayd"
 var rank = map[string]int{
 	"driver": 0, "ptx": 0, "geom": 0,
 	"launch": 1, "ref": 1, "rf": 1, "internal/workload": 1,
-	"accel":   2,
-	"replica": 3, "shard": 3, "calibrate": 3, "dist": 3,
+	"accel": 2,
+	"shard": 3, "calibrate": 3, "dist": 3,
+	"replica":         4,
 	"internal/simdev": 4,
 	".":               5, // the public API, package rayd
 }

@@ -1,0 +1,96 @@
+package replica
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/shard"
+)
+
+func width(l layout) (bytes int) {
+	for _, c := range l.f32 {
+		bytes += 4 * c.per
+	}
+	for _, c := range l.i32 {
+		bytes += 4 * c.per
+	}
+	for _, c := range l.u8 {
+		bytes += c.per
+	}
+	return bytes
+}
+
+// The output layouts carry exactly the bytes of the shard byte model.
+func TestLayoutsMatchTheByteModel(t *testing.T) {
+	for f := geom.Flags(0); f <= geom.FlagsAll; f++ {
+		assert.Equal(t, f.RowBytes(), width(hitsLayout(f)), "flags %v", f)
+		assert.Equal(t, shard.IntersectOp(f).ResultRowBytes, width(hitsLayout(f)), "flags %v", f)
+	}
+	for b := 1; b <= 5; b++ {
+		assert.Equal(t, geom.ReflectionRowBytes(b, true), width(reflLayout(b, true)))
+		assert.Equal(t, geom.ReflectionRowBytes(b, false), width(reflLayout(b, false)))
+		assert.Equal(t, shard.TraceReflectionsOp(b).ResultRowBytes, width(reflLayout(b, true)))
+	}
+	assert.Equal(t, 1, width(visLayout()))
+	assert.Equal(t, 24, width(rayLayout(hostRayNames, false, false)))
+	assert.Equal(t, 29, width(rayLayout(hostRayNames, true, true)))
+}
+
+func TestJobsOfTheHostTasks(t *testing.T) {
+	o, d := make([]float32, 9), make([]float32, 9)
+	j, err := jobOf(&shard.Intersect{O: o, D: d, TMax: make([]float32, 3), Flags: geom.FlagsNone})
+	require.NoError(t, err)
+	assert.Equal(t, []spec{{"o", 3}, {"d", 3}, {"tmax", 1}}, j.in.f32)
+	assert.Equal(t, []spec{{"active", 0}}, j.in.u8)
+	assert.False(t, j.device)
+	j, err = jobOf(&shard.Visible{Start: o, End: d, Active: make([]bool, 3)})
+	require.NoError(t, err)
+	assert.Equal(t, kindVisible, j.kind)
+	assert.Equal(t, []spec{{"start", 3}, {"end", 3}, {"tmax", 0}}, j.in.f32)
+	assert.Equal(t, []uint8{1, 0}, (&job{active: []bool{false, true, false}}).activeBytes(1, 3))
+	j, err = jobOf(&shard.TraceReflections{O: o, D: d, Bounces: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3, j.bounces)
+	assert.Equal(t, []float32{0, 0, 0}, j.hostRows(0, 2, 3))
+}
+
+type foreignTask struct{}
+
+func (foreignTask) Op() shard.Op { return shard.VisibleOp() }
+
+func TestForeignTasksAreUnsupported(t *testing.T) {
+	_, err := jobOf(foreignTask{})
+	require.ErrorIs(t, err, shard.ErrUnsupported)
+}
+
+func TestCovered(t *testing.T) {
+	p := func(a, b int) shard.Part[int] { return shard.Part[int]{Start: a, Stop: b} }
+	require.NoError(t, covered(10, []shard.Part[int]{p(0, 4), p(4, 10)}))
+	require.NoError(t, covered(0, []shard.Part[int]{p(0, 0)}))
+	require.NoError(t, covered[int](0, nil))
+	require.Error(t, covered(10, []shard.Part[int]{p(0, 4), p(5, 10)}))
+	require.Error(t, covered(10, []shard.Part[int]{p(0, 4), p(3, 10)}))
+	require.Error(t, covered(10, []shard.Part[int]{p(0, 4)}))
+}
+
+// A nil or foreign payload is refused before any device work.
+func TestPayloadOf(t *testing.T) {
+	_, err := payloadOf(nil, nil)
+	require.Error(t, err)
+	p := &payload{}
+	p.released.Store(true)
+	_, err = payloadOf(p, nil)
+	require.ErrorContains(t, err, "after release")
+	p.Release() // a released payload is not freed twice
+}
+
+func TestWaitOnNilEvents(t *testing.T) {
+	require.NoError(t, waitOn(nil, nil))
+	var e *event
+	require.NoError(t, waitOn(nil, e))
+	require.NoError(t, hostWait(nil))
+	require.NoError(t, hostWait(e))
+}

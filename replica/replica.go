@@ -1,0 +1,258 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rayd-go/rayd/accel"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/launch"
+	"github.com/rayd-go/rayd/shard"
+)
+
+// Replica is one device's copy of the scene: a BVH built from its own copy
+// of the meshes' global tables, and the streams of the multi-device
+// executor, created once at build and reused by every call. It implements
+// shard.Replica for the per_ray tasks of package shard (Intersect,
+// TraceReflections, Visible) and for this package's device-resident tasks
+// (DeviceIntersect, DeviceReflections, DeviceVisible). Its methods are safe
+// for concurrent use.
+//
+// Streams (all non-blocking): on its own device, main (build, refit and the
+// exit edges: the replica's "current" stream), compute (launches), in (host
+// uploads) and gather (copies of results toward the master); on the master
+// device, result (the master's downloads of host results) for the master,
+// and for a remote scatter (peer copies of the caller's device inputs to
+// it) and recv (stream-ordered allocation of its gathered results).
+type Replica struct {
+	src      *Source
+	dev      *device // this replica's device
+	master   *device // the master's device (dev on the master)
+	isMaster bool
+
+	main, compute, in, gather *launch.Stream
+	result                    *launch.Stream // master only
+	scatter, recv             *launch.Stream // remotes only, on the master
+
+	counter  *launch.Buffer[uint32] // persistent-launch counter of compute
+	launchMu sync.Mutex             // a launch and its counter reset stay together
+	resultMu sync.Mutex             // one host download sequence at a time
+
+	mu     sync.Mutex // guards tables, bvh, stale and mask
+	tables *geom.Tables
+	bvh    *accel.BVH
+	stale  bool
+	mask   []bool
+
+	version atomic.Uint64
+	closed  atomic.Bool
+
+	errMu    sync.Mutex
+	asyncErr error
+
+	stats struct {
+		launches, rows, uploaded, scattered, gathered, downloaded atomic.Int64
+	}
+}
+
+// The interfaces this package implements.
+var (
+	_ shard.Replica  = (*Replica)(nil)
+	_ shard.Topology = (*Topology)(nil)
+	_ shard.Payload  = (*payload)(nil)
+	_ shard.Event    = (*event)(nil)
+
+	_ shard.RowTask[accel.Hits]            = (*DeviceIntersect)(nil)
+	_ shard.RowTask[accel.Reflections]     = (*DeviceReflections)(nil)
+	_ shard.RowTask[*launch.Buffer[uint8]] = (*DeviceVisible)(nil)
+)
+
+// Stats counts the work of one replica since it was built.
+type Stats struct {
+	// Launches is the number of query launches (empty launches included)
+	// and Rows the rows they covered.
+	Launches, Rows int64
+	// Uploaded is the bytes copied from the host to this device (host
+	// task inputs).
+	Uploaded int64
+	// Scattered is the bytes peer-copied from the master to this device
+	// (device task inputs); Gathered the bytes peer-copied from this
+	// device to the master (results of a remote).
+	Scattered, Gathered int64
+	// Downloaded is the bytes the master copied to the host (host results).
+	Downloaded int64
+}
+
+// Stats returns the replica's counters.
+func (r *Replica) Stats() Stats {
+	s := &r.stats
+	return Stats{Launches: s.launches.Load(), Rows: s.rows.Load(), Uploaded: s.uploaded.Load(),
+		Scattered: s.scattered.Load(), Gathered: s.gathered.Load(), Downloaded: s.downloaded.Load()}
+}
+
+// Device implements shard.Replica: the device ordinal.
+func (r *Replica) Device() int { return r.dev.d.Ordinal() }
+
+// Version implements shard.Replica: the number of mutations applied.
+func (r *Replica) Version() uint64 { return r.version.Load() }
+
+// Master reports whether the replica lives on the master device.
+func (r *Replica) Master() bool { return r.isMaster }
+
+// LaunchDevice returns the replica's opened device.
+func (r *Replica) LaunchDevice() *launch.Device { return r.dev.d }
+
+// BVH returns the replica's acceleration structure (for inspection; it must
+// not be mutated or closed).
+func (r *Replica) BVH() *accel.BVH { return r.bvh }
+
+// EdgeMask returns the last mask set by a shard.SetEdgeMask mutation.
+func (r *Replica) EdgeMask() []bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.mask)
+}
+
+// note records an asynchronous failure for the next Exit.
+func (r *Replica) note(err error) {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	r.asyncErr = errors.Join(r.asyncErr, err)
+}
+
+func (r *Replica) takeErr() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	err := r.asyncErr
+	r.asyncErr = nil
+	return err
+}
+
+func (r *Replica) live() error {
+	if r.closed.Load() {
+		return fmt.Errorf("replica: cuda:%d: %w", r.Device(), launch.ErrClosed)
+	}
+	return nil
+}
+
+// record records an event on s, a stream of this replica's device or of the
+// master's.
+func (r *Replica) record(s *launch.Stream) (*event, error) {
+	switch s.Device() {
+	case r.dev.d:
+		return r.dev.events.record(s)
+	case r.master.d:
+		return r.master.events.record(s)
+	}
+	return nil, fmt.Errorf("replica: stream on %v is on neither cuda:%d nor the master: %w",
+		s.Device(), r.Device(), launch.ErrWrongDevice)
+}
+
+// Enter implements shard.Replica. It records the entry edge on main (after
+// the latest build or refit) and makes compute wait on it; a remote's
+// compute and its scatter stream also wait on the master's entry. The in
+// and gather streams wait on nothing here: host uploads have no device
+// producer, and a gather waits on the launch it copies.
+func (r *Replica) Enter(master shard.Event) (shard.Event, error) {
+	if err := r.live(); err != nil {
+		return nil, err
+	}
+	entry, err := r.record(r.main)
+	if err != nil {
+		return nil, err
+	}
+	if err := entry.enqueueOn(r.compute); err != nil {
+		return nil, err
+	}
+	if !r.isMaster {
+		if err := waitOn(r.compute, master); err != nil {
+			return nil, err
+		}
+		if err := waitOn(r.scatter, master); err != nil {
+			return nil, err
+		}
+	}
+	return entry, nil
+}
+
+// Exit implements shard.Replica: main waits on everything compute has been
+// given so far, so a later refit cannot overwrite geometry a launch is still
+// traversing. It also returns the failures of stream-ordered frees recorded
+// since the last Exit.
+func (r *Replica) Exit() error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	done, err := r.record(r.compute)
+	if err == nil {
+		err = done.enqueueOn(r.main)
+	}
+	return errors.Join(err, r.takeErr())
+}
+
+// Apply implements shard.Replica. UpdateVertices is validated against the
+// replica's host tables and staged there; SyncGeometry refits the BVH from
+// them on main (uploading the vertices, then the refit kernels), after
+// every query already issued (the exit edges) and before every later one
+// (the entry edges); SetEdgeMask records the mask. Every successful
+// mutation advances the version.
+func (r *Replica) Apply(m shard.Mutation) error {
+	if err := r.live(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch m := m.(type) {
+	case shard.UpdateVertices:
+		if err := r.tables.UpdateVertices(m.Mesh, m.Vertices); err != nil {
+			return err
+		}
+		r.stale = true
+	case shard.SyncGeometry:
+		if r.stale {
+			if err := r.bvh.Refit(r.main, r.tables); err != nil {
+				return fmt.Errorf("replica: refit on cuda:%d: %w", r.Device(), err)
+			}
+			r.stale = false
+		}
+	case shard.SetEdgeMask:
+		r.mask = slices.Clone(m.Mask)
+	default:
+		return fmt.Errorf("replica: mutation %T: %w", m, shard.ErrUnsupported)
+	}
+	r.version.Add(1)
+	return nil
+}
+
+// Close implements shard.Replica: it waits for the replica's streams, then
+// frees the BVH and destroys the streams. Idempotent.
+func (r *Replica) Close() error {
+	if r.closed.Swap(true) {
+		return nil
+	}
+	streams := []*launch.Stream{r.compute, r.in, r.gather, r.result, r.scatter, r.recv, r.main}
+	var errs []error
+	for _, s := range streams {
+		if s != nil {
+			errs = append(errs, s.Synchronize())
+		}
+	}
+	if r.bvh != nil {
+		errs = append(errs, r.bvh.Close())
+	}
+	errs = append(errs, r.counter.Close())
+	for _, s := range streams {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	errs = append(errs, r.takeErr())
+	r.src.forget(r)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("replica: closing cuda:%d: %w", r.Device(), err)
+	}
+	return nil
+}

@@ -1,0 +1,354 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rayd-go/rayd/launch"
+	"github.com/rayd-go/rayd/shard"
+)
+
+// Scatter implements shard.Replica. Host task rows are uploaded straight to
+// this device on its in stream (the caller's data is on the host, so a
+// detour through the master would only double the traffic on the master's
+// link). Device task rows are views of the caller's buffers on the master
+// and, for a remote, peer-copied on the master's scatter stream for this
+// remote into memory allocated on this device's in stream. The returned
+// event orders the launch after the copy (and, for device tasks, after the
+// work queued on the task's Stream).
+func (r *Replica) Scatter(t shard.Task, lo, hi int) (shard.Payload, shard.Event, error) {
+	if err := r.live(); err != nil {
+		return nil, nil, err
+	}
+	j, err := jobOf(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if lo < 0 || hi < lo {
+		return nil, nil, fmt.Errorf("replica: scatter of rows [%d,%d)", lo, hi)
+	}
+	if j.device {
+		return r.scatterDevice(j, lo, hi)
+	}
+	return r.scatterHost(j, lo, hi)
+}
+
+func (r *Replica) scatterHost(j *job, lo, hi int) (shard.Payload, shard.Event, error) {
+	n := hi - lo
+	for i, c := range j.in.f32 {
+		if c.per > 0 && len(j.hostF32[i]) < c.per*hi {
+			return nil, nil, fmt.Errorf("replica: rows [%d,%d) exceed %s", lo, hi, c.name)
+		}
+	}
+	if j.in.u8[0].per > 0 && len(j.active) < hi {
+		return nil, nil, fmt.Errorf("replica: rows [%d,%d) exceed active", lo, hi)
+	}
+	s := r.in
+	cols, err := allocCols(s, j.in, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &payload{rep: r, dev: r.dev.d, cols: cols, owned: true, lo: lo, hi: hi, last: s}
+	fail := func(err error) (shard.Payload, shard.Event, error) {
+		p.Release()
+		return nil, nil, err
+	}
+	if n > 0 {
+		for i, c := range j.in.f32 {
+			if c.per > 0 {
+				if err := cols.f32[i].Upload(s, j.hostRows(i, lo, hi)); err != nil {
+					return fail(err)
+				}
+			}
+		}
+		if j.in.u8[0].per > 0 {
+			if err := cols.u8[0].Upload(s, j.activeBytes(lo, hi)); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	ev, err := r.record(s)
+	if err != nil {
+		return fail(err)
+	}
+	r.stats.uploaded.Add(cols.bytes())
+	return p, ev, nil
+}
+
+// callerEvent records an event on the device task's stream, or returns nil
+// when it has none (its inputs are then complete before the call).
+func (r *Replica) callerEvent(j *job) (shard.Event, error) {
+	if j.stream == nil {
+		return nil, nil
+	}
+	if j.stream.Device() != r.master.d {
+		return nil, fmt.Errorf("replica: the task's Stream is on %v, the master is %v: %w",
+			j.stream.Device(), r.master.d, launch.ErrWrongDevice)
+	}
+	ev, err := r.master.events.record(j.stream)
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// onMaster checks that a device task's buffers live on the master device
+// (opened by the Source: buffers of another launch.Device value do not
+// qualify).
+func (r *Replica) onMaster(l layout, c columns, what string) error {
+	d, err := c.device(l)
+	if err != nil {
+		return err
+	}
+	if d != nil && d != r.master.d {
+		return fmt.Errorf("replica: the task's %s are on %v, not the master's %v (allocate them on Source.Device): %w",
+			what, d, r.master.d, launch.ErrWrongDevice)
+	}
+	return nil
+}
+
+func (r *Replica) scatterDevice(j *job, lo, hi int) (shard.Payload, shard.Event, error) {
+	if err := r.onMaster(j.in, j.devIn, "inputs"); err != nil {
+		return nil, nil, err
+	}
+	src, err := j.devIn.view(j.in, lo, hi)
+	if err != nil {
+		return nil, nil, err
+	}
+	caller, err := r.callerEvent(j)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.isMaster {
+		return &payload{rep: r, dev: r.dev.d, cols: src, lo: lo, hi: hi}, caller, nil
+	}
+	dst, err := allocCols(r.in, j.in, hi-lo)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &payload{rep: r, dev: r.dev.d, cols: dst, owned: true, lo: lo, hi: hi, last: r.in}
+	fail := func(err error) (shard.Payload, shard.Event, error) {
+		p.Release()
+		return nil, nil, err
+	}
+	allocated, err := r.record(r.in)
+	if err != nil {
+		return fail(err)
+	}
+	if err := allocated.enqueueOn(r.scatter); err != nil {
+		return fail(err)
+	}
+	if err := waitOn(r.scatter, caller); err != nil {
+		return fail(err)
+	}
+	copyErr := dst.copyFrom(r.scatter, src)
+	copied, err := r.record(r.scatter)
+	if err != nil {
+		p.owned = false // the copies cannot be ordered: leak rather than free under them
+		return nil, nil, errors.Join(copyErr, err)
+	}
+	p.after = copied // the copy ran on the master: order a free after it
+	if copyErr != nil {
+		return fail(copyErr)
+	}
+	r.stats.scattered.Add(dst.bytes())
+	return p, copied, nil
+}
+
+// Replicate implements shard.Replica: no grid_reduce task has a CUDA kernel
+// yet.
+func (r *Replica) Replicate(t shard.Task) (shard.Payload, shard.Event, error) {
+	return nil, nil, fmt.Errorf("replica: replicate %T: %w", t, shard.ErrUnsupported)
+}
+
+// Fold implements shard.Replica: per_ray outputs are placed, not folded, and
+// no grid_reduce task has a CUDA kernel yet.
+func (r *Replica) Fold(t shard.Task, _ shard.Payload, _ shard.Event, _ shard.Payload, _ shard.Event) (shard.Payload, shard.Event, error) {
+	return nil, nil, fmt.Errorf("replica: fold %T: %w", t, shard.ErrUnsupported)
+}
+
+// Launch implements shard.Replica: compute waits on ready, the outputs are
+// allocated on compute (on the master, a device task writes straight into
+// its Out rows) and the query is queued there. The inputs' last use becomes
+// compute, so releasing them frees after the launch.
+func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard.Event) (shard.Payload, shard.Event, error) {
+	if err := r.live(); err != nil {
+		return nil, nil, err
+	}
+	j, err := jobOf(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := payloadOf(in, r.dev.d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.lo != lo || p.hi != hi {
+		return nil, nil, fmt.Errorf("replica: launch of rows [%d,%d) on inputs of rows [%d,%d)", lo, hi, p.lo, p.hi)
+	}
+	s := r.compute
+	if err := waitOn(s, ready); err != nil {
+		return nil, nil, err
+	}
+	if p.after != nil {
+		if err := p.after.enqueueOn(s); err != nil {
+			return nil, nil, err
+		}
+	}
+	out := &payload{rep: r, dev: r.dev.d, lo: lo, hi: hi, last: s}
+	if j.device && r.isMaster {
+		if err := r.onMaster(j.out, j.devOut, "outputs"); err != nil {
+			return nil, nil, err
+		}
+		out.cols, err = j.devOut.view(j.out, lo, hi)
+	} else {
+		out.cols, err = allocCols(s, j.out, hi-lo)
+		out.owned = true
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	r.launchMu.Lock()
+	err = j.run(r.bvh, s, p.cols, out.cols, hi-lo, r.counter)
+	r.launchMu.Unlock()
+	p.used(s)
+	if err != nil {
+		out.Release()
+		return nil, nil, err
+	}
+	ev, err := r.record(s)
+	if err != nil {
+		out.Release()
+		return nil, nil, err
+	}
+	r.stats.launches.Add(1)
+	r.stats.rows.Add(int64(hi - lo))
+	return out, ev, nil
+}
+
+// Gather implements shard.Replica. On the master it returns out and ready
+// unchanged. A remote peer-copies its outputs on its gather stream, after
+// ready, into the device task's Out rows or, for a host task, into memory
+// allocated on the master's recv stream for this remote; the source is
+// then freed on gather and the destination on recv once the copy is done.
+func (r *Replica) Gather(t shard.Task, out shard.Payload, ready shard.Event) (shard.Payload, shard.Event, error) {
+	if err := r.live(); err != nil {
+		return nil, nil, err
+	}
+	j, err := jobOf(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := payloadOf(out, r.dev.d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.isMaster {
+		return out, ready, nil
+	}
+	s := r.gather
+	dst := &payload{rep: r, dev: r.master.d, lo: p.lo, hi: p.hi, last: r.recv}
+	if j.device {
+		if err := r.onMaster(j.out, j.devOut, "outputs"); err != nil {
+			return nil, nil, err
+		}
+		dst.cols, err = j.devOut.view(j.out, p.lo, p.hi)
+	} else {
+		dst.cols, err = allocCols(r.recv, j.out, p.rows())
+		dst.owned = true
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (shard.Payload, shard.Event, error) {
+		dst.Release()
+		return nil, nil, err
+	}
+	if dst.owned {
+		allocated, err := r.record(r.recv)
+		if err != nil {
+			return fail(err)
+		}
+		if err := allocated.enqueueOn(s); err != nil {
+			return fail(err)
+		}
+	}
+	if err := waitOn(s, ready); err != nil {
+		return fail(err)
+	}
+	p.used(s) // gather now follows the launch: the source is freed after the copy
+	copyErr := dst.cols.copyFrom(s, p.cols)
+	gathered, err := r.record(s)
+	if err != nil {
+		dst.owned = false // the copies cannot be ordered: leak rather than free under them
+		return nil, nil, errors.Join(copyErr, err)
+	}
+	dst.after = gathered // the copy ran on this device: order the free after it
+	if copyErr != nil {
+		return fail(copyErr)
+	}
+	r.stats.gathered.Add(dst.cols.bytes())
+	return dst, gathered, nil
+}
+
+// Result implements shard.Replica (master only). A host task's rows are
+// downloaded on the result stream after ready; this is the one place a call
+// waits on the host, because the contract asks for a host record. A device
+// task's record is a view of its Out rows: the task's Stream waits on ready
+// (no host wait), or, without a Stream, the host waits.
+func (r *Replica) Result(t shard.Task, p shard.Payload, ready shard.Event) (any, error) {
+	if err := r.live(); err != nil {
+		return nil, err
+	}
+	if !r.isMaster {
+		return nil, errors.New("replica: Result is called on the master only")
+	}
+	j, err := jobOf(t)
+	if err != nil {
+		return nil, err
+	}
+	pp, err := payloadOf(p, r.dev.d)
+	if err != nil {
+		return nil, err
+	}
+	if j.device {
+		if j.stream != nil {
+			if err := waitOn(j.stream, ready); err != nil {
+				return nil, err
+			}
+			if pp.after != nil {
+				if err := pp.after.enqueueOn(j.stream); err != nil {
+					return nil, err
+				}
+			}
+		} else {
+			if err := hostWait(ready); err != nil {
+				return nil, err
+			}
+			if pp.after != nil {
+				if err := pp.after.Wait(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return j.deviceRecord(pp.cols), nil
+	}
+	r.resultMu.Lock()
+	defer r.resultMu.Unlock()
+	s := r.result
+	if err := waitOn(s, ready); err != nil {
+		return nil, err
+	}
+	if pp.after != nil {
+		if err := pp.after.enqueueOn(s); err != nil {
+			return nil, err
+		}
+	}
+	pp.used(s) // the downloads are the last use: free after them
+	rec, err := j.hostRecord(s, pp.cols, pp.rows())
+	if err != nil {
+		return nil, err
+	}
+	r.stats.downloaded.Add(pp.cols.bytes())
+	return rec, nil
+}
