@@ -123,7 +123,7 @@ func TestGPUDefaultFloorBoundary(t *testing.T) {
 	}{{524_286, shard.ModeMaster}, {524_287, shard.ModePipelined}} {
 		b := f.batch(t, c.n)
 		want := f.ref.intersect(b, geom.FlagsNone)
-		got, err := shard.RunRows(ctx, l, &shard.Intersect{O: b.o, D: b.d, TMax: b.tmax, Flags: geom.FlagsNone})
+		got, err := shard.RunRows(ctx, l, &shard.Intersect{O: b.o, D: b.d, TMax: b.tmax, Active: b.active, Flags: geom.FlagsNone})
 		require.NoError(t, err)
 		sameHits(t, fmt.Sprintf("N=%d", c.n), got, want)
 		assert.Equal(t, c.mode, l.LastDispatch().Mode, "N=%d", c.n)
