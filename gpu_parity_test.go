@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -331,4 +332,51 @@ func TestReplicatedSceneOnTwoGPUsIsBitwiseOneGPU(t *testing.T) {
 	b, err := two.Intersect(ctx, rayd.Rays{Origins: o, Directions: d}, rayd.FlagsAll)
 	require.NoError(t, err)
 	assert.True(t, testscene.SameHits(a, b), "after update: 2-GPU intersect differs")
+}
+
+// TestConcurrentQueriesOverlap logs (does not assert: a timing) how two
+// goroutines querying one replicated scene overlap, against running the
+// same two queries one after the other. There is no interpreter lock: the
+// calls only share the layer's replicas and streams.
+func TestConcurrentQueriesOverlap(t *testing.T) {
+	gputest.MustHaveDevices(t, 2)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(5, 6))
+	meshes := []rayd.Mesh{testscene.Soup(r, 400000, 0.01)}
+	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1))
+	require.NoError(t, err)
+	defer s.Close()
+	tb, err := geom.BuildTables(meshes)
+	require.NoError(t, err)
+	var batches [2]rayd.Rays
+	for i := range batches {
+		o, d, _ := testscene.RandomRays(r, tb, 1<<20)
+		batches[i] = rayd.Rays{Origins: o, Directions: d}
+	}
+	run := func(i int) {
+		_, err := s.TraceReflections(ctx, batches[i], 4)
+		assert.NoError(t, err)
+	}
+	run(0) // warm-up
+	run(1)
+	best := func(f func()) time.Duration {
+		b := time.Duration(math.MaxInt64)
+		for k := 0; k < 5; k++ {
+			t0 := time.Now()
+			f()
+			b = min(b, time.Since(t0))
+		}
+		return b
+	}
+	seq := best(func() { run(0); run(1) })
+	par := best(func() {
+		var wg sync.WaitGroup
+		for i := range batches {
+			wg.Add(1)
+			go func(i int) { defer wg.Done(); run(i) }(i)
+		}
+		wg.Wait()
+	})
+	t.Logf("two trace_reflections(4) calls of %d rays on a 2-GPU scene: sequential %v, concurrent %v (%.2fx)",
+		batches[0].Len(), seq, par, float64(seq)/float64(par))
 }
