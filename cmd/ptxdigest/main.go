@@ -2,7 +2,8 @@
 //
 //	ptxdigest check   verify every module's PTX, sources and entry layouts (exit 1 on any mismatch)
 //	ptxdigest update  recompute digests and layouts after the PTX was regenerated
-//	ptxdigest build   run nvcc for every module (every ptx/src/*.cu), then update
+//	ptxdigest build   run nvcc for every module (every ptx/src/*.cu), then update;
+//	                  -module NAME rebuilds one module and keeps the others' records
 //
 // Flags: -dir (default: the ptx directory of the enclosing module), -nvcc
 // (build only; default "nvcc"). CI runs `go run ./cmd/ptxdigest check`.
@@ -35,6 +36,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", "", "ptx directory (default: <module root>/ptx)")
 	nvcc := fs.String("nvcc", "nvcc", "nvcc to run (build)")
+	only := fs.String("module", "", "build only this module (build; default all)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -51,7 +53,7 @@ func run(args []string) error {
 	case "update":
 		return update(*dir, "", nil)
 	case "build":
-		return build(*dir, *nvcc)
+		return build(*dir, *nvcc, *only)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
@@ -128,7 +130,7 @@ func update(dir, nvccRelease string, m *ptx.Manifest) error {
 	return nil
 }
 
-func build(dir, nvcc string) error {
+func build(dir, nvcc, only string) error {
 	out, err := exec.Command(nvcc, "--version").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s --version: %v", nvcc, err)
@@ -143,9 +145,15 @@ func build(dir, nvcc string) error {
 	}
 	for _, src := range unlistedSources(dir, m) {
 		stem := strings.TrimSuffix(filepath.Base(src), ".cu")
+		if only != "" && stem != only {
+			continue
+		}
 		m.Modules = append(m.Modules, ptx.ModuleRecord{Name: stem, File: stem + ".ptx", Source: src})
 	}
-	for _, rec := range m.Modules {
+	for i, rec := range m.Modules {
+		if only != "" && rec.Name != only {
+			continue
+		}
 		flags := rec.Flags
 		if len(flags) == 0 {
 			flags = ptx.DefaultFlags
@@ -157,8 +165,9 @@ func build(dir, nvcc string) error {
 			return fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, msg)
 		}
 		fmt.Printf("ptxdigest: built %s from %s\n", rec.File, rec.Source)
+		m.Modules[i].NVCC = release
 	}
-	return update(dir, release, m)
+	return update(dir, "", m)
 }
 
 // moduleRoot walks up from the working directory to the directory of go.mod.
