@@ -13,11 +13,29 @@ import (
 // a non-blocking stream and grow-only scratch buffers.
 const streamSlots = 4
 
-// cudaEngine runs queries on rayd-go's GPU BVH on one device.
+// tracer is one device's acceleration structure with its query launchers:
+// rayd-go's BVH (accel.BVH) or OptiX (accel.OptiX). Both write the same
+// device records.
+type tracer interface {
+	Intersect(s *launch.Stream, r accel.Rays, flags geom.Flags, out accel.Hits) error
+	TraceReflections(s *launch.Stream, r accel.Rays, maxBounces int, out accel.Reflections) error
+	Visible(s *launch.Stream, seg accel.Segments, out *launch.Buffer[uint8]) error
+	Refit(s *launch.Stream, t *geom.Tables) error
+	Close() error
+}
+
+// buildTracer builds the acceleration structure of t on s.
+type buildTracer func(s *launch.Stream, t *geom.Tables) (tracer, error)
+
+func buildBVH(s *launch.Stream, t *geom.Tables) (tracer, error) { return accel.Build(s, t) }
+
+func buildOptiX(s *launch.Stream, t *geom.Tables) (tracer, error) { return accel.BuildOptiX(s, t) }
+
+// cudaEngine runs queries on one device through a tracer.
 type cudaEngine struct {
 	dev   *launch.Device
 	build *launch.Stream
-	bvh   *accel.BVH
+	bvh   tracer
 	slots chan *slot
 }
 
@@ -31,7 +49,7 @@ type slot struct {
 	u8      map[string]*launch.Buffer[uint8]
 }
 
-func newCUDAEngine(ctx context.Context, t *geom.Tables, ordinal int) (_ engine, err error) {
+func newCUDAEngine(ctx context.Context, t *geom.Tables, ordinal int, build buildTracer) (_ engine, err error) {
 	dev, err := launch.Open(ordinal)
 	if err != nil {
 		return nil, fmt.Errorf("%w: CUDA device %d: %w", ErrBackendUnavailable, ordinal, err)
@@ -48,8 +66,8 @@ func newCUDAEngine(ctx context.Context, t *geom.Tables, ordinal int) (_ engine, 
 	if err = ctx.Err(); err != nil {
 		return nil, err
 	}
-	if e.bvh, err = accel.Build(e.build, t); err != nil {
-		return nil, fmt.Errorf("rayd: building the BVH on %v: %w", dev, err)
+	if e.bvh, err = build(e.build, t); err != nil {
+		return nil, fmt.Errorf("rayd: building the acceleration structure on %v: %w", dev, err)
 	}
 	for i := 0; i < streamSlots; i++ {
 		sl := &slot{f32: map[string]*launch.Buffer[float32]{}, i32: map[string]*launch.Buffer[int32]{}, u8: map[string]*launch.Buffer[uint8]{}}
@@ -260,7 +278,7 @@ func (e *cudaEngine) close() error {
 			errs = append(errs, err)
 		}
 	}
-	if e.bvh != nil {
+	if e.bvh != nil && !isNilTracer(e.bvh) {
 		keep(e.bvh.Close())
 	}
 	close(e.slots)
@@ -295,4 +313,15 @@ func boolsToBytes(b []bool) []uint8 {
 		}
 	}
 	return out
+}
+
+// isNilTracer reports a typed nil left by a failed build.
+func isNilTracer(t tracer) bool {
+	switch v := t.(type) {
+	case *accel.BVH:
+		return v == nil
+	case *accel.OptiX:
+		return v == nil
+	}
+	return false
 }

@@ -380,3 +380,58 @@ func TestConcurrentQueriesOverlap(t *testing.T) {
 	t.Logf("two trace_reflections(4) calls of %d rays on a 2-GPU scene: sequential %v, concurrent %v (%.2fx)",
 		batches[0].Len(), seq, par, float64(seq)/float64(par))
 }
+
+// TestOptiXBackendAgreesUnderTheTieRule runs the public API on the OptiX
+// backend against the CPU reference: same prim except near-ties, t within
+// 1e-5 relative; rows whose reference hit lies on a triangle's boundary
+// (a barycentric within 1e-4 of 0) are counted, not failed, because OptiX's
+// triangle test is not watertight there.
+func TestOptiXBackendAgreesUnderTheTieRule(t *testing.T) {
+	ords := gputest.MustHaveDevices(t, 1)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(rand.Uint64(), 13))
+	for _, o := range ords {
+		meshes := []rayd.Mesh{testscene.Soup(r, 5000, 0.05), testscene.Box([3]float32{0, 0, 0}, [3]float32{0.4, 0.5, 0.3})}
+		gpu, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendOptiX), rayd.WithDevice(o))
+		require.NoError(t, err)
+		assert.Equal(t, rayd.BackendOptiX, gpu.Backend())
+		cpu := cpuScene(t, meshes...)
+		n := 50000
+		org, dir := make([]float32, 3*n), make([]float32, 3*n)
+		for i := range org {
+			org[i], dir[i] = float32(r.Float64()*3-1.5), float32(r.NormFloat64())
+		}
+		rays := rayd.Rays{Origins: org, Directions: dir}
+		g, err := gpu.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		c, err := cpu.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		tb, err := geom.BuildTables(meshes)
+		require.NoError(t, err)
+		boundary, bad := 0, 0
+		for i := 0; i < n; i++ {
+			onEdge := c.PrimID[i] >= 0 && (c.Bary[3*i] < 1e-4 || c.Bary[3*i+1] < 1e-4 || c.Bary[3*i+2] < 1e-4)
+			single := &rayd.Hits{Flags: rayd.FlagsAll, T: g.T[i : i+1], P: g.P[3*i : 3*i+3], N: g.N[3*i : 3*i+3], GeoN: g.GeoN[3*i : 3*i+3],
+				UV: g.UV[2*i : 2*i+2], Bary: g.Bary[3*i : 3*i+3], ShapeID: g.ShapeID[i : i+1], PrimID: g.PrimID[i : i+1],
+				LocalPrimID: g.LocalPrimID[i : i+1], GlobalPrimID: g.GlobalPrimID[i : i+1]}
+			want := &rayd.Hits{Flags: rayd.FlagsAll, T: c.T[i : i+1], P: c.P[3*i : 3*i+3], N: c.N[3*i : 3*i+3], GeoN: c.GeoN[3*i : 3*i+3],
+				UV: c.UV[2*i : 2*i+2], Bary: c.Bary[3*i : 3*i+3], ShapeID: c.ShapeID[i : i+1], PrimID: c.PrimID[i : i+1],
+				LocalPrimID: c.LocalPrimID[i : i+1], GlobalPrimID: c.GlobalPrimID[i : i+1]}
+			if m := compareHits(tb, org[3*i:3*i+3], dir[3*i:3*i+3], single, want); m.prim+m.t+m.bary > 0 {
+				if onEdge {
+					boundary++
+				} else {
+					bad++
+				}
+			}
+		}
+		t.Logf("cuda:%d optix: %d rays, %d boundary rows, %d mismatches outside the tie rule", o, n, boundary, bad)
+		assert.Zero(t, bad)
+		require.NoError(t, gpu.Close())
+	}
+	// Auto picks the CUDA BVH on GPUs without RT cores (the H200 here).
+	s, err := rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()})
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, rayd.AutoBackend(0), s.Backend())
+}

@@ -9,11 +9,14 @@ import (
 type Backend string
 
 const (
-	// BackendAuto uses CUDA when a device can be opened, else the CPU
-	// reference (with a warning).
+	// BackendAuto picks the faster GPU backend for the device (see
+	// AutoBackend) when a device can be opened, else the CPU reference
+	// (with a warning).
 	BackendAuto Backend = "auto"
 	// BackendCUDA is rayd-go's GPU BVH on one CUDA device.
 	BackendCUDA Backend = "cuda"
+	// BackendOptiX is NVIDIA OptiX (libnvoptix, ABI 105) on one CUDA device.
+	BackendOptiX Backend = "optix"
 	// BackendCPU is the pure-Go reference implementation.
 	BackendCPU Backend = "cpu"
 )
@@ -34,7 +37,7 @@ type Option func(*config) error
 func WithBackend(b Backend) Option {
 	return func(c *config) error {
 		switch b {
-		case BackendAuto, BackendCUDA, BackendCPU:
+		case BackendAuto, BackendCUDA, BackendOptiX, BackendCPU:
 			c.backend = b
 			return nil
 		}

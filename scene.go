@@ -106,11 +106,24 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 		s.eng, err = newCPUEngine(t)
 		s.backend = BackendCPU
 	case BackendCUDA:
-		s.eng, err = newCUDAEngine(ctx, t, cfg.device)
+		s.eng, err = newCUDAEngine(ctx, t, cfg.device, buildBVH)
 		s.backend, s.device = BackendCUDA, cfg.device
+	case BackendOptiX:
+		s.eng, err = newCUDAEngine(ctx, t, cfg.device, buildOptiX)
+		s.backend, s.device = BackendOptiX, cfg.device
 	case BackendAuto:
-		s.eng, err = newCUDAEngine(ctx, t, cfg.device)
-		s.backend, s.device = BackendCUDA, cfg.device
+		b := AutoBackend(cfg.device)
+		build := buildBVH
+		if b == BackendOptiX {
+			build = buildOptiX
+		}
+		s.eng, err = newCUDAEngine(ctx, t, cfg.device, build)
+		s.backend, s.device = b, cfg.device
+		if err != nil && b == BackendOptiX && !errors.Is(err, ErrBackendUnavailable) {
+			cfg.logger.Debug("rayd: OptiX unavailable, using the CUDA BVH", "reason", err)
+			s.eng, err = newCUDAEngine(ctx, t, cfg.device, buildBVH)
+			s.backend = BackendCUDA
+		}
 		if err != nil && errors.Is(err, ErrBackendUnavailable) {
 			cfg.logger.Warn("rayd: no usable CUDA device; falling back to the CPU reference backend (slow)", "reason", err)
 			s.eng, err = newCPUEngine(t)
