@@ -21,7 +21,8 @@ type configResult struct {
 }
 
 type layoutResult struct {
-	Width      int           `json:"width"`
+	Backend    string        `json:"backend"` // "bvh" (rayd-go's CUDA BVH) or "optix"
+	Width      int           `json:"width"`   // BVH node width; 0 for OptiX
 	Nodes      int           `json:"nodes"`
 	Height     int           `json:"height"`
 	BVHBytes   int64         `json:"bvh_bytes"`
@@ -180,21 +181,26 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 	defer f.close()
 	n := f.rays.N
 	res := &configResult{Name: cfg.Name, Note: cfg.Note, Triangles: f.tables.NumFaces(), Rays: n}
-	var bvhs []*accel.BVH
+	var built []tracer
 	defer func() {
-		for _, b := range bvhs {
+		for _, b := range built {
 			_ = b.Close()
 		}
 	}()
 	var all []*variant
 	var perLayout [][]*variant
-	for _, w := range []int{2, 4} {
-		b, err := accel.BuildGeometry(f.s, f.geo, accel.Options{Width: w}, false)
+	backends := []backendSpec{
+		{name: "bvh", width: 2, build: f.bvhBuilder(2)},
+		{name: "bvh", width: 4, build: f.bvhBuilder(4)},
+		{name: "optix", build: func() (tracer, error) { return accel.BuildOptiXGeometry(f.s, f.geo, false) }},
+	}
+	for _, be := range backends {
+		b, err := be.build()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", be.label(), err)
 		}
-		bvhs = append(bvhs, b)
-		vs := f.variants(b, w)
+		built = append(built, b)
+		vs := f.variants(b, be)
 		perLayout = append(perLayout, vs)
 		all = append(all, vs...)
 	}
@@ -235,9 +241,15 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 	if err != nil {
 		return nil, err
 	}
-	for i, b := range bvhs {
-		lr := layoutResult{Width: b.Width(), Nodes: b.NumNodes(), Height: b.Height(), L2Bytes: d.L2Bytes(), Persistent: true,
-			BVHBytes: int64(b.Nodes().Bytes()) + int64(b.Tris().Bytes())}
+	for i, b := range built {
+		be := backends[i]
+		lr := layoutResult{Backend: be.name, Width: be.width, L2Bytes: d.L2Bytes(), Persistent: be.name == "bvh"}
+		switch v := b.(type) {
+		case *accel.BVH:
+			lr.Nodes, lr.Height, lr.BVHBytes = v.NumNodes(), v.Height(), int64(v.Nodes().Bytes())+int64(v.Tris().Bytes())
+		case *accel.OptiX:
+			lr.BVHBytes = int64(v.GASBytes())
+		}
 		lr.FitsInL2 = lr.BVHBytes <= int64(lr.L2Bytes)
 		for _, v := range perLayout[i] {
 			if v.name == "build" {
@@ -248,12 +260,12 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 			q.RaysPerSec = float64(n) / (q.Ms.Median / 1e3)
 			q.NsPerRay = q.Ms.Median * 1e6 / float64(n)
 			q.GBPerSec = float64(v.rowBytes) * float64(n) / (q.Ms.Median / 1e3) / 1e9
-			if err := f.check(b, oracle, &q, sample); err != nil {
-				return nil, fmt.Errorf("check %s w%d: %w", v.name, b.Width(), err)
+			if err := f.check(b, oracle, &q, sample, be.name == "optix"); err != nil {
+				return nil, fmt.Errorf("check %s %s: %w", v.name, be.label(), err)
 			}
 			lr.Queries = append(lr.Queries, q)
 		}
-		wall, err := f.buildWall(b.Width(), rounds)
+		wall, err := f.buildWall(be, rounds)
 		if err != nil {
 			return nil, err
 		}
@@ -263,13 +275,39 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 	return res, nil
 }
 
-func (f *fixture) variants(b *accel.BVH, w int) []*variant {
+// tracer is what both backends offer the benchmark.
+type tracer interface {
+	Intersect(s *launch.Stream, r accel.Rays, flags geom.Flags, out accel.Hits) error
+	TraceReflections(s *launch.Stream, r accel.Rays, maxBounces int, out accel.Reflections) error
+	Visible(s *launch.Stream, seg accel.Segments, out *launch.Buffer[uint8]) error
+	Close() error
+}
+
+// backendSpec is one backend (and node layout) under test.
+type backendSpec struct {
+	name  string
+	width int
+	build func() (tracer, error)
+}
+
+func (b backendSpec) label() string {
+	if b.name == "optix" {
+		return "optix"
+	}
+	return fmt.Sprintf("w%d", b.width)
+}
+
+func (f *fixture) bvhBuilder(w int) func() (tracer, error) {
+	return func() (tracer, error) { return accel.BuildGeometry(f.s, f.geo, accel.Options{Width: w}, false) }
+}
+
+func (f *fixture) variants(b tracer, be backendSpec) []*variant {
 	rays := f.rays
 	rays.Counter = f.counter
 	seg := accel.Segments{Start: f.rays.O, End: f.ends, N: f.rays.N, Counter: f.counter}
 	return []*variant{
 		{name: "build", run: func() error {
-			nb, err := accel.BuildGeometry(f.s, f.geo, accel.Options{Width: w}, false)
+			nb, err := be.build()
 			if err != nil {
 				return err
 			}
@@ -283,13 +321,13 @@ func (f *fixture) variants(b *accel.BVH, w int) []*variant {
 	}
 }
 
-// buildWall times BuildGeometry + Close on the host clock (allocation and
-// the final status read included), median over rounds.
-func (f *fixture) buildWall(w, rounds int) (timing, error) {
+// buildWall times a build + Close on the host clock (allocation and the
+// final status read included), median over rounds.
+func (f *fixture) buildWall(be backendSpec, rounds int) (timing, error) {
 	var v []float64
 	for r := 0; r < rounds; r++ {
 		t0 := nowMs()
-		b, err := accel.BuildGeometry(f.s, f.geo, accel.Options{Width: w}, false)
+		b, err := be.build()
 		if err != nil {
 			return timing{}, err
 		}

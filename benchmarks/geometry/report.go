@@ -24,6 +24,9 @@ func printConfig(c *configResult) {
 	fmt.Printf("%-6s %-24s %10s %10s %12s %9s %9s %10s\n", "layout", "operation", "median ms", "min ms", "Mrays/s", "ns/ray", "GB/s", "check")
 	for _, l := range c.Layouts {
 		lay := fmt.Sprintf("w%d", l.Width)
+		if l.Backend == "optix" {
+			lay = "optix"
+		}
 		fmt.Printf("%-6s %-24s %10.3f %10.3f %12s %9s %9s %10s\n", lay, "build (events)", l.BuildMs.Median, l.BuildMs.Min, "-", "-", "-", "-")
 		fmt.Printf("%-6s %-24s %10.3f %10.3f %12s %9s %9s %10s\n", lay, "build (host wall)", l.BuildWall.Median, l.BuildWall.Min, "-", "-", "-", "-")
 		for _, q := range l.Queries {
@@ -39,8 +42,18 @@ func verdicts(cs []configResult) []string {
 	var out []string
 	for _, c := range cs {
 		best, bestW, build, buildW := -1.0, 0, -1.0, 0
+		optix, optixBuild := -1.0, -1.0
 		ok := true
 		for _, l := range c.Layouts {
+			if l.Backend == "optix" {
+				for _, q := range l.Queries {
+					if q.Name == "intersect (76 B)" {
+						optix = q.Ms.Median
+					}
+				}
+				optixBuild = l.BuildMs.Median
+				continue
+			}
 			for _, q := range l.Queries {
 				ok = ok && q.BitwiseSame
 				if q.Name == "intersect (76 B)" && (best < 0 || q.Ms.Median < best) {
@@ -51,12 +64,12 @@ func verdicts(cs []configResult) []string {
 				build, buildW = l.BuildMs.Median, l.Width
 			}
 		}
-		target, optixBuild := 0.6, 0.76
+		target, optixRef := 0.6, 0.76
 		if c.Name == "compute" {
-			target, optixBuild = 15, 5.87
+			target, optixRef = 15, 5.87
 		}
-		out = append(out, fmt.Sprintf("%s intersect (76 B) %.3f ms (w%d) vs target %.3g ms: %s; build %.3f ms (w%d) vs OptiX %.3g ms: %s; sampled rows bitwise equal to the CPU reference: %v",
-			c.Name, best, bestW, target, pass(best <= target), build, buildW, optixBuild, pass(build <= optixBuild), ok))
+		out = append(out, fmt.Sprintf("%s intersect (76 B) %.3f ms (w%d) vs target %.3g ms: %s; build %.3f ms (w%d) vs OptiX GAS build %.3g ms quoted / %.3f ms measured here: %s; OptiX intersect here %.3f ms (BVH %.2fx faster); BVH rows bitwise equal to the CPU reference: %v",
+			c.Name, best, bestW, target, pass(best <= target), build, buildW, optixRef, optixBuild, pass(build <= optixRef), optix, optix/best, ok))
 	}
 	return out
 }
