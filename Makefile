@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X main.commit=$(COMMIT)
-GPU_PKGS := . ./accel ./launch ./replica ./cmd/rayd
+GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train
 export NCCL_NVLS_ENABLE := 0
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry clean

@@ -2,8 +2,10 @@
 //
 //	rayd info [-json]   driver version, every device, the peer-access matrix
 //	                    and whether libnvoptix and libnccl load
-//	rayd demo [-config light|compute] [-rays N] [-backend auto|cuda|cpu]
+//	rayd demo [-config light|compute] [-rays N] [-backend auto|cuda|optix|cpu]
 //	                    trace a benchmark scene on the best backend available
+//	rayd launch -n N prog args...
+//	                    start N ranks of prog on this node (process per GPU)
 //
 // Without an NVIDIA driver, `rayd info` prints the loader's error (every path
 // it tried) and exits with status 1.
@@ -29,6 +31,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdInfo(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
+	case "launch":
+		return cmdLaunch(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -43,5 +47,6 @@ func usage(w io.Writer) {
 
 commands:
   info    show the CUDA driver, devices, peer access and optional libraries
-  demo    trace a benchmark scene (light or compute) on the best backend available`)
+  demo    trace a benchmark scene (light or compute) on the best backend available
+  launch  run N copies of a program, one per GPU, with RANK/LOCAL_RANK/WORLD_SIZE set`)
 }
