@@ -1,0 +1,257 @@
+// Command rf benchmarks rayd-go's RF kernels on one GPU: accum_dfr_direct on
+// the accumulation fixture of the multi-device benchmark (spec/multidevice.md
+// §10.1: one triangle, two states, a 4×4 grid, seed 17) at 8,192, 1M, 16M and
+// 67,108,864 samples, and at realistic sizes: accum_dfr_direct with all
+// three lane kinds, accum_dfr_coherent_direct and trace_dfr_paths over an
+// "urban" scene (the light grid of 72,962 ground triangles with 256 boxes,
+// states on the boxes' roof edges, receivers just above the ground), and
+// accumulate_reflections with the light (4M plane rays, 1 bounce) and
+// compute (2.1M-triangle cloud, 4M volume rays, 4 bounces) workloads.
+//
+// Each case is timed with CUDA events around the device-resident launch
+// (output zeroing, float64 accumulators, kernel, float32 finalization) after
+// warm-up launches; the report gives the median and minimum over rounds and
+// samples (lanes or rays) per second. A check column compares a window of
+// each case with package rf's float64 CPU reference: integer counters
+// exactly, grids by relative L2.
+//
+//	rf -out benchmarks/results/rf-h200.json
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rayd-go/rayd/accel"
+	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/launch"
+	"github.com/rayd-go/rayd/ptx"
+)
+
+// commit is set at build time (-ldflags "-X main.commit=...").
+var commit = "unknown"
+
+type report struct {
+	Commit   string            `json:"commit"`
+	Date     string            `json:"date"`
+	Device   launch.Info       `json:"device"`
+	Driver   int               `json:"driver_version"`
+	PTX      map[string]string `json:"ptx_sha256"`
+	Rounds   int               `json:"rounds"`
+	Warmup   int               `json:"warmup"`
+	Cases    []caseResult      `json:"cases"`
+	Peers    map[string]string `json:"reference_figures"`
+	Verdicts []string          `json:"verdicts"`
+}
+
+// peerFigures are quoted, not measured here: RayD on an RTX A6000 with the
+// OptiX trace backend, the §10.1 accumulation fixture.
+var peerFigures = map[string]string{
+	"rayd_a6000_accum_dfr_direct_8192_ms":     "0.31",
+	"rayd_a6000_accum_dfr_direct_67108864_ms": "34.8",
+}
+
+type timing struct {
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Rounds []float64 `json:"rounds"`
+}
+
+type check struct {
+	Lanes         int     `json:"lanes_checked"`
+	CountersEqual bool    `json:"counters_equal"`
+	GridRelL2     float64 `json:"grid_rel_l2"`
+	Note          string  `json:"note,omitempty"`
+}
+
+type caseResult struct {
+	Name        string           `json:"name"`
+	Op          string           `json:"op"`
+	Scene       string           `json:"scene"`
+	Triangles   int              `json:"triangles"`
+	Width       int              `json:"bvh_width"`
+	Lanes       int              `json:"lanes"` // samples, lanes or rays
+	Cells       int              `json:"cells"`
+	Ms          timing           `json:"ms"`
+	PerSecond   float64          `json:"samples_per_s"`
+	NsPerSample float64          `json:"ns_per_sample"`
+	Counters    map[string]int64 `json:"counters"`
+	Check       check            `json:"check"`
+}
+
+func main() {
+	ordinal := flag.Int("device", 0, "device ordinal")
+	rounds := flag.Int("rounds", 15, "timed rounds")
+	warmup := flag.Int("warmup", 3, "warm-up launches")
+	samples := flag.String("samples", "8192,1048576,16777216,67108864", "fixture sample counts")
+	checkMax := flag.Int("check", 1<<20, "largest fixture run compared in full with the CPU reference")
+	only := flag.String("only", "", "comma-separated case name prefixes (default all)")
+	out := flag.String("out", "", "JSON output path")
+	flag.Parse()
+	var counts []int
+	for _, f := range strings.Split(*samples, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			fmt.Fprintln(os.Stderr, "rf: bad -samples entry", f)
+			os.Exit(2)
+		}
+		counts = append(counts, n)
+	}
+	if err := run(*ordinal, *rounds, *warmup, counts, *checkMax, *only, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "rf:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ordinal, rounds, warmup int, counts []int, checkMax int, only, out string) error {
+	d, err := launch.Open(ordinal)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	s, err := d.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	info, err := launch.DeviceInfo(ordinal)
+	if err != nil {
+		return err
+	}
+	ver, _ := driver.DriverVersion()
+	rep := report{Commit: commit, Date: time.Now().UTC().Format(time.RFC3339), Device: info, Driver: ver,
+		PTX: map[string]string{}, Rounds: rounds, Warmup: warmup, Peers: peerFigures}
+	if m, err := ptx.EmbeddedManifest(); err == nil {
+		for _, mod := range m.Modules {
+			rep.PTX[mod.Name] = mod.SHA256
+		}
+	}
+	fmt.Printf("# rayd-go RF benchmark on %s (cuda:%d, %d SMs, driver %d), commit %s\n", info.Name, ordinal, info.SMs, ver, commit)
+	fmt.Printf("# %d warm-up + %d timed launches per case; median (min) ms via CUDA events\n", warmup, rounds)
+	fmt.Printf("%-34s %12s %10s %10s %14s %9s  %s\n", "case", "lanes", "median ms", "min ms", "samples/s", "ns/lane", "check")
+	b := &bench{s: s, rounds: rounds, warmup: warmup, checkMax: checkMax, only: only}
+	cases, err := b.all(counts)
+	if err != nil {
+		return err
+	}
+	rep.Cases = cases
+	rep.Verdicts = verdicts(cases)
+	for _, v := range rep.Verdicts {
+		fmt.Println("verdict:", v)
+	}
+	if out == "" {
+		return nil
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, append(js, '\n'), 0o644)
+}
+
+// bench times launches on one stream.
+type bench struct {
+	s              *launch.Stream
+	rounds, warmup int
+	checkMax       int
+	only           string
+	results        []caseResult
+	start, stop    *launch.Event
+}
+
+func (b *bench) wanted(name string) bool {
+	if b.only == "" {
+		return true
+	}
+	for _, p := range strings.Split(b.only, ",") {
+		if strings.HasPrefix(name, strings.TrimSpace(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// time runs launch warmup times, then rounds times between two events.
+func (b *bench) time(launchFn func() error) (timing, error) {
+	if b.start == nil {
+		var err error
+		if b.start, err = b.s.Device().NewEvent(true); err != nil {
+			return timing{}, err
+		}
+		if b.stop, err = b.s.Device().NewEvent(true); err != nil {
+			return timing{}, err
+		}
+	}
+	for range b.warmup {
+		if err := launchFn(); err != nil {
+			return timing{}, err
+		}
+	}
+	if err := b.s.Synchronize(); err != nil {
+		return timing{}, err
+	}
+	var ms []float64
+	for range b.rounds {
+		if err := b.start.Record(b.s); err != nil {
+			return timing{}, err
+		}
+		if err := launchFn(); err != nil {
+			return timing{}, err
+		}
+		if err := b.stop.Record(b.s); err != nil {
+			return timing{}, err
+		}
+		if err := b.stop.Synchronize(); err != nil {
+			return timing{}, err
+		}
+		t, err := launch.Elapsed(b.start, b.stop)
+		if err != nil {
+			return timing{}, err
+		}
+		ms = append(ms, float64(t))
+	}
+	sorted := append([]float64(nil), ms...)
+	sort.Float64s(sorted)
+	return timing{Median: sorted[len(sorted)/2], Min: sorted[0], Rounds: ms}, nil
+}
+
+// record completes and prints a case.
+func (b *bench) record(c caseResult, bvh *accel.BVH) {
+	c.Width = bvh.Width()
+	c.Triangles = bvh.NumTris()
+	if c.Ms.Median > 0 {
+		c.PerSecond = float64(c.Lanes) / (c.Ms.Median * 1e-3)
+		c.NsPerSample = c.Ms.Median * 1e6 / float64(c.Lanes)
+	}
+	chk := "-"
+	if c.Check.Note != "" {
+		chk = fmt.Sprintf("%s: %v", c.Check.Note, c.Check.CountersEqual)
+	}
+	if c.Check.Lanes > 0 {
+		chk = fmt.Sprintf("%d lanes: counters equal %v, rel L2 %.1e", c.Check.Lanes, c.Check.CountersEqual, c.Check.GridRelL2)
+	}
+	fmt.Printf("%-34s %12d %10.3f %10.3f %14.4g %9.3f  %s\n", c.Name, c.Lanes, c.Ms.Median, c.Ms.Min, c.PerSecond, c.NsPerSample, chk)
+	b.results = append(b.results, c)
+}
+
+func verdicts(cs []caseResult) []string {
+	var out []string
+	for _, c := range cs {
+		if !c.Check.CountersEqual || c.Check.GridRelL2 > 1e-4 {
+			out = append(out, fmt.Sprintf("%s: MISMATCH with the CPU reference (%+v)", c.Name, c.Check))
+		}
+		switch c.Name {
+		case "direct_fixture_8192":
+			out = append(out, fmt.Sprintf("fixture 8,192 samples: %.3f ms (RayD A6000: 0.31 ms)", c.Ms.Median))
+		case "direct_fixture_67108864":
+			out = append(out, fmt.Sprintf("fixture 67,108,864 samples: %.3f ms (RayD A6000: 34.8 ms), %.3g samples/s", c.Ms.Median, c.PerSecond))
+		}
+	}
+	return out
+}

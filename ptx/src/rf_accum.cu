@@ -1,0 +1,311 @@
+// rf_accum.cu: the diffraction accumulations accum_dfr_direct (spec §6.2)
+// and accum_dfr_coherent_direct (§6.4) over the triangle BVH, one lane per
+// thread in warp-uniform grid-stride loops, plus the float64 → float32 grid
+// finalization shared with rf_refl.cu's launcher.
+//
+// Common parameters:
+//   nodes, tris, num_tris  the BVH (rayd.cuh layout); entries *4 take quad nodes
+//   states     uint32[S·RF_STATE_WORDS] packed states (accel/rf_pack.go)
+//   S          state count (> 0)
+//   axis, pos, min0, max0, min1, max1, res0, res1, area   the grid (float64 as in rf)
+//   lane_offset, lane_count   the window: local lane l runs global lane lane_offset + l
+//   smem_cells 0: accumulate with global atomics; else = cells, and the launch
+//              passes RF_WARPS·(ND·8 + NI·4)·cells bytes of dynamic shared memory
+//   acc        float64[ND·cells] accumulators (zeroed by the host): direct
+//              power, field_x_re; coherent field_x_re, field_x_im
+//   counters   direct: int32[7] in rf.AccumResult order (direct, keller,
+//              suffix, vis, edge_vis, utd, edge_uses)
+//   counts     coherent: int32[3·cells] rows direct_count,
+//              visibility_reject_count, utd_reject_count
+// Grids are summed in float64; rf_add_f64_to_f32 adds them to the float32
+// outputs. Integer outputs are added to (the host zeroes them for a fresh
+// result), so windows launched one after another sum exactly.
+#include "rf_common.cuh"
+
+using namespace rf;
+
+namespace {
+
+// Lane outcomes (counter slots of the direct kernel's output, in rf's
+// AccumResult.counters order: direct, keller, suffix, vis, edge_vis, utd, edge_uses).
+enum { OUT_DIRECT = 0, OUT_KELLER = 1, OUT_SUFFIX = 2, OUT_VIS = 3, OUT_UTD = 5, OUT_NONE = 7 };
+
+// weight is W(s, Q, T, w_edge) of spec §6.1 (rf diffractionWeight).
+__device__ __forceinline__ double weight(const unsigned int* st, double lambda, double area, d3 q, d3 t, double w_edge) {
+    d3 src = w3(st, RFS_SRC);
+    double sd = gmax(norm(q - src), RF_EPS_SMALL);
+    double td = gmax(norm(t - q), RF_EPS_SMALL);
+    double wedge = gmin(gmax((double)wf(st, RFS_EXT), RF_PI / 4.0) / (2.0 * RF_PI), 2.0);
+    double l4 = lambda / (4.0 * RF_PI);
+    double power = (double)wf(st, RFS_POWER), gain = (double)wf(st, RFS_GMAT);
+    return power * gain * (l4 * l4) * w_edge * area * wedge / (sd * sd * td * td);
+}
+
+// keller_hit samples the Keller cone (rf kellerHit); returns the cell or -1.
+__device__ __forceinline__ int keller_hit(const Grid& g, d3 q, d3 e, d3 src, double phi, d3& target, double& m) {
+    d3 inc = normalize(q - src);
+    double a = gmin(gmax(dot(inc, e), -1.0), 1.0);
+    double r = sqrt(gmax(sub_rn(1.0, mul_rn(a, a)), 0.0));
+    d3 b0 = stable_perp(e, inc);
+    d3 b1 = normalize(cross(e, b0));
+    double sn, cs;
+    sincos(phi, &sn, &cs);
+    d3 k = normalize(e * a + (b0 * cs + b1 * sn) * r);
+    double den = comp(k, g.axis);
+    if (fabs(den) <= RF_EPS_SMALL) return -1;
+    double t = (g.pos - comp(q, g.axis)) / den;
+    if (!(t > RF_DFR_BIAS) || !fin(t)) return -1;
+    target = q + k * t;
+    d3 dk = (b0 * (-sn) + b1 * cs) * r;
+    d3 ut = e - k * (comp(e, g.axis) / den);
+    d3 uphi = (dk - k * (comp(dk, g.axis) / den)) * t;
+    m = 2.0 * RF_PI * norm(cross(ut, uphi)) / gmax(g.area, RF_EPS_SMALL);
+    if (!fin(m)) return -1;
+    return cell_of(g, target);
+}
+
+// suffix_point connects Q to T by one specular reflection on the triangle
+// v (9 floats) (rf suffixPoint); false when there is none.
+__device__ __forceinline__ bool suffix_point(const unsigned int* tri, d3 q, d3 t, d3& r) {
+    d3 p0 = w3(tri, 0);
+    d3 e1 = w3(tri, 3) - p0, e2 = w3(tri, 6) - p0;
+    d3 n = cross(e1, e2);
+    if (dot(n, n) > 0.0) n = n * (1.0 / norm(n));
+    if (!(dot(n, n) > 0.0)) return false;
+    d3 img = q - n * (2.0 * dot(q - p0, n));
+    d3 delta = t - img;
+    double dist = norm(delta);
+    if (!(dist > RF_DFR_BIAS) || !fin(dist)) return false;
+    d3 dir = delta * (1.0 / dist);
+    d3 h = cross(dir, e2);
+    double a = dot(e1, h);
+    if (fabs(a) <= 1e-7) return false;
+    double fa = 1.0 / a;
+    d3 s = img - p0;
+    double u = fa * dot(s, h);
+    if (u < -1e-5 || u > 1.0 + 1e-5) return false;
+    d3 qv = cross(s, e1);
+    double v = fa * dot(dir, qv);
+    if (v < -1e-5 || u + v > 1.0 + 1e-5) return false;
+    double tt = fa * dot(e2, qv);
+    if (!(tt > RF_DFR_BIAS) || !(tt < dist - RF_DFR_BIAS) || !fin(tt)) return false;
+    r = img + dir * tt;
+    d3 in = r - q, out = t - r;
+    double li = norm(in), lo = norm(out);
+    if (!(li > RF_EPS_SMALL) || !(lo > RF_EPS_SMALL)) return false;
+    d3 ih = in * (1.0 / li);
+    d3 on = dot(ih, n) > 0.0 ? neg(n) : n;
+    d3 refl = ih - on * (2.0 * dot(ih, on));
+    return dot(refl, out * (1.0 / lo)) > 1.0 - 1e-3;
+}
+
+struct DirectArgs {
+    Scn sc;
+    const unsigned int* states;
+    int S;
+    Grid g;
+    double lambda;
+    int D, K, X;
+    unsigned int seed;
+};
+
+// direct_lane runs global lane gl (rf directCall.lane): returns the outcome
+// and, for a commit, the cell and the contribution c.
+template <int W>
+__device__ __forceinline__ int direct_lane(const DirectArgs& a, unsigned int gl, int& cell, double& c) {
+    const int cells = a.g.res0 * a.g.res1;
+    const int s = (int)(gl % (unsigned int)a.S);
+    cell = (int)((gl / (unsigned int)a.S) % (unsigned int)cells);
+    const int kind = (long long)gl < (long long)a.D ? 0 : ((long long)gl < (long long)a.D + a.K ? 1 : 2);
+    const unsigned int* st = a.states + (size_t)s * RF_STATE_WORDS;
+    if (wi(st, RFS_ACTIVE) == 0) return OUT_VIS;
+    double tmin = (double)wf(st, RFS_TMIN), tmax = (double)wf(st, RFS_TMAX);
+    double u = (double)uniform(gl, 0u, a.seed);
+    d3 e = normalize(w3(st, RFS_DIR));
+    d3 q = w3(st, RFS_POS) + e * add_rn(tmin, mul_rn(u, tmax - tmin));
+    d3 src = w3(st, RFS_SRC);
+    if (!visible<W>(a.sc, src, q)) return OUT_VIS;
+    d3 t = cell_center(a.g, cell);
+    int n = a.D;
+    double measure = 1.0;
+    if (kind == 1) {
+        n = a.K;
+        double phi = 2.0 * RF_PI * (double)uniform(gl, 1u, a.seed);
+        d3 kt;
+        double km;
+        int kc = keller_hit(a.g, q, e, src, phi, kt, km);
+        if (kc < 0) return OUT_UTD;
+        t = kt;
+        cell = kc;
+        measure = km;
+    } else if (kind == 2) {
+        n = a.X;
+        int count = wi(st, RFS_SUFFIX_N);
+        if (count == 0) return OUT_UTD;
+        int slot = (int)(hash(gl ^ (17u * 0x9e3779b9u) ^ a.seed) % (unsigned int)count);
+        int face = wi(st, RFS_SUFFIX_FACE + slot);
+        d3 r;
+        if (!suffix_point(st + RFS_SUFFIX_TRI + 9 * slot, q, t, r)) return OUT_UTD;
+        if (!visible_ignoring<W>(a.sc, q, r, face) || !visible_ignoring<W>(a.sc, r, t, face)) return OUT_VIS;
+        double gain = (double)wf(st, RFS_SUFFIX_GAIN + slot);
+        double l4 = a.lambda / (4.0 * RF_PI);
+        double fspl = (l4 * l4) / gmax(dot(r - t, r - t), RF_EPS_SMALL);
+        measure = gain * gain * fspl * gmax((double)count, 1.0);
+        t = r;
+    }
+    if (kind != 2 && !visible<W>(a.sc, q, t)) return OUT_VIS;
+    double w_edge = gmax(tmax - tmin, 0.0) * (double)a.S / gmax((double)n, 1.0);
+    c = weight(st, a.lambda, a.g.area, q, t, w_edge) * measure;
+    if (!(c > 0.0) || !fin(c)) return OUT_UTD;
+    return kind;
+}
+
+template <int W>
+__device__ __forceinline__ void direct_kernel(const DirectArgs& a, int lane_offset, int lane_count, int smem_cells,
+                                              double* acc, int* counters) {
+    extern __shared__ double rf_smem[];
+    const int cells = a.g.res0 * a.g.res1;
+    Hist<2, 0> h{smem_cells > 0 ? rf_smem : nullptr, acc, nullptr, cells};
+    h.init();
+    unsigned int cnt[6] = {0u, 0u, 0u, 0u, 0u, 0u};  // direct keller suffix vis utd edge_uses
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < lane_count; base += stride) {
+        long long l = base + (threadIdx.x & 31u);
+        int cell = -1, out = OUT_NONE;
+        double c = 0.0;
+        if (l < lane_count) out = direct_lane<W>(a, (unsigned int)(lane_offset + l), cell, c);
+        cnt[0] += out == OUT_DIRECT;
+        cnt[1] += out == OUT_KELLER;
+        cnt[2] += out == OUT_SUFFIX;
+        cnt[3] += out == OUT_VIS;
+        cnt[4] += out == OUT_UTD;
+        cnt[5] += out <= OUT_SUFFIX;
+        double v[2] = {0.0, 0.0};
+        if (out <= OUT_SUFFIX) { v[0] = c; v[1] = sqrt(c); }
+        h.commit(out <= OUT_SUFFIX ? cell : -1, v, -1);
+    }
+    add_counter(counters + 0, cnt[0]);
+    add_counter(counters + 1, cnt[1]);
+    add_counter(counters + 2, cnt[2]);
+    add_counter(counters + 3, cnt[3]);
+    add_counter(counters + 5, cnt[4]);
+    add_counter(counters + 6, cnt[5]);
+    h.flush();
+}
+
+struct CoherentArgs {
+    Scn sc;
+    const unsigned int* states;
+    int S;
+    Grid g;
+    double lambda;
+    int select_point, prefilter;
+};
+
+// coherent_lane runs lane gl (rf AccumDfrCoherentDirect): integer channel
+// 0 commit, 1 visibility reject, 2 UTD reject, -1 inactive state.
+template <int W>
+__device__ __forceinline__ int coherent_lane(const CoherentArgs& a, unsigned int gl, int& cell, double& re, double& im) {
+    const int s = (int)(gl % (unsigned int)a.S);
+    cell = (int)(gl / (unsigned int)a.S);
+    const unsigned int* st = a.states + (size_t)s * RF_STATE_WORDS;
+    if (wi(st, RFS_ACTIVE) == 0) return -1;
+    double tmin = (double)wf(st, RFS_TMIN), tmax = (double)wf(st, RFS_TMAX);
+    d3 pos = w3(st, RFS_POS), src = w3(st, RFS_SRC);
+    d3 e = normalize(w3(st, RFS_DIR));
+    d3 t = cell_center(a.g, cell);
+    double te = 0.5 * (tmin + tmax), tv = te;
+    double length = tmax - tmin;
+    if (a.select_point) {
+        // StationaryParameter(src, t, pos + e·tmin, e), which normalizes e again.
+        d3 origin = pos + e * tmin;
+        d3 ee = normalize(e);
+        d3 so = src - origin, to = t - origin;
+        double pa = dot(so, ee), pb = dot(to, ee);
+        double rs = norm(so - ee * pa), rt = norm(to - ee * pb);
+        double p = add_rn(mul_rn(pa, rt), mul_rn(pb, rs)) / (rs + rt);
+        if (!fin(p) || !(length > RF_EPS_SMALL)) return 2;
+        te = tmin + p;
+        tv = tmin + gmin(gmax(p, 0.0), length);
+    }
+    d3 q = pos + e * te, qv = pos + e * tv;
+    if (a.prefilter && !(visible<W>(a.sc, src, qv) && visible<W>(a.sc, qv, t))) return 1;
+    double c = weight(st, a.lambda, a.g.area, q, t, gmax(length, 0.0) * (double)a.S);
+    if (!(c > 0.0) || !fin(c)) return 2;
+    double k = 2.0 * RF_PI / a.lambda;
+    double phase = -k * (gmax(norm(q - src), RF_EPS_SMALL) + gmax(norm(t - q), RF_EPS_SMALL));
+    double amp = sqrt(c), sn, cs;
+    sincos(phase, &sn, &cs);
+    re = amp * cs;
+    im = amp * sn;
+    return 0;
+}
+
+template <int W>
+__device__ __forceinline__ void coherent_kernel(const CoherentArgs& a, int lane_offset, int lane_count, int smem_cells,
+                                                double* acc, int* counts) {
+    extern __shared__ double rf_smem[];
+    const int cells = a.g.res0 * a.g.res1;
+    // counts rows (cells wide each): direct_count, visibility_reject_count, utd_reject_count.
+    Hist<2, 3> h{smem_cells > 0 ? rf_smem : nullptr, acc, counts, cells};
+    h.init();
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < lane_count; base += stride) {
+        long long l = base + (threadIdx.x & 31u);
+        int cell = -1, ch = -1;
+        double re = 0.0, im = 0.0;
+        if (l < lane_count) ch = coherent_lane<W>(a, (unsigned int)(lane_offset + l), cell, re, im);
+        double v[2] = {re, im};
+        h.commit(ch >= 0 ? cell : -1, v, ch);
+    }
+    h.flush();
+}
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<2>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<4>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int select_point, int prefilter, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counts) {
+    CoherentArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                   lambda, select_point, prefilter};
+    coherent_kernel<2>(a, lane_offset, lane_count, smem_cells, acc, counts);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int select_point, int prefilter, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counts) {
+    CoherentArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                   lambda, select_point, prefilter};
+    coherent_kernel<4>(a, lane_offset, lane_count, smem_cells, acc, counts);
+}
+
+// rf_add_f64_to_f32: out[i] += (float)acc[i] for i < n.
+extern "C" __global__ void __launch_bounds__(RF_THREADS)
+    rf_add_f64_to_f32(const double* __restrict__ acc, long long n, float* __restrict__ out) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        out[i] = out[i] + (float)acc[i];
+    }
+}
