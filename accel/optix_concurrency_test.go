@@ -181,7 +181,7 @@ func concurrentRounds(t *testing.T, ords []int, rounds int, seed uint64) [][]tim
 // at all, so both race its creation), repeated under a watchdog.
 func TestGPUOptiXConcurrentOneDevice(t *testing.T) {
 	ords := gputest.MustHaveDevices(t, 1)
-	for trial := range 4 {
+	for trial := range optixTrials {
 		if trial == 0 {
 			if err := launch.ShutdownOptiX(); err != nil {
 				t.Fatal(err)
@@ -197,7 +197,7 @@ func TestGPUOptiXConcurrentOneDevice(t *testing.T) {
 // devices' contexts, repeated under a watchdog.
 func TestGPUOptiXConcurrentTwoDevices(t *testing.T) {
 	gputest.MustHaveDevices(t, 2)
-	for trial := range 4 {
+	for trial := range optixTrials {
 		if trial == 0 {
 			if err := launch.ShutdownOptiX(); err != nil {
 				t.Fatal(err)
