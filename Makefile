@@ -7,7 +7,7 @@ LDFLAGS  := -X main.commit=$(COMMIT)
 GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train
 export NCCL_NVLS_ENABLE := 0
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry clean
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-rf clean
 
 all: build test
 
@@ -39,6 +39,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuaccept ./internal/tools/gpuaccept
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/launchbench ./benchmarks/launch
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ptxdigest ./cmd/ptxdigest
 
@@ -56,6 +57,10 @@ bench-launch:
 ## bench-geometry: single-device BVH benchmark (light and compute) -> benchmarks/results/geometry-h200.json.
 bench-geometry:
 	$(BIN)/geometry -out benchmarks/results/geometry-h200.json
+
+## bench-rf: RF benchmark -> benchmarks/results/rf-h200.json.
+bench-rf:
+	$(BIN)/rfbench -out benchmarks/results/rf-h200.json
 
 clean:
 	rm -rf $(BIN)
