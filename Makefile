@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X main.commit=$(COMMIT)
-GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train
+GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids
 export NCCL_NVLS_ENABLE := 0
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-rf clean
@@ -40,6 +40,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/launchbench ./benchmarks/launch
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/allreduce ./benchmarks/dist/allreduce
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ptxdigest ./cmd/ptxdigest
 
