@@ -3,7 +3,7 @@
 GO       ?= go
 BIN      := bin
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-LDFLAGS  := -X main.commit=$(COMMIT)
+LDFLAGS  := -s -w -X main.commit=$(COMMIT)
 GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids
 export NCCL_NVLS_ENABLE := 0
 
@@ -35,14 +35,14 @@ ptx-check:
 gpu-bins:
 	@mkdir -p $(BIN)
 	@for p in $(GPU_PKGS); do n=$$(echo $$p | sed 's|^\./||; s|/|-|g; s|^\.$$|rayd|'); \
-		CGO_ENABLED=0 $(GO) test -c -o $(BIN)/$$n.test $$p || exit 1; done
+		CGO_ENABLED=0 $(GO) test -c -ldflags "-s -w" -o $(BIN)/$$n.test $$p || exit 1; done
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuaccept ./internal/tools/gpuaccept
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/launchbench ./benchmarks/launch
+	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/launchbench ./benchmarks/launch
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/allreduce ./benchmarks/dist/allreduce
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/rayd ./cmd/rayd
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/ptxdigest ./cmd/ptxdigest
+	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
+	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/rayd ./cmd/rayd
+	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/ptxdigest ./cmd/ptxdigest
 
 ## gpu-accept: run every GPU-tier suite (nothing may skip) and write tests/evidence/gpu-accept.json.
 gpu-accept: gpu-bins gpu-accept-run
