@@ -385,7 +385,10 @@ func TestConcurrentQueriesOverlap(t *testing.T) {
 // backend against the CPU reference: same prim except near-ties, t within
 // 1e-5 relative; rows whose reference hit lies on a triangle's boundary
 // (a barycentric within 1e-4 of 0) are counted, not failed, because OptiX's
-// triangle test is not watertight there.
+// triangle test is not watertight there. Barycentrics are logged, not
+// asserted: OptiX computes them with its own float32 conditioning (errors
+// grow with distance over triangle size), so the BVH's 1e-4 rule does not
+// transfer; accel's parity test bounds them relative to that conditioning.
 func TestOptiXBackendAgreesUnderTheTieRule(t *testing.T) {
 	ords := gputest.MustHaveDevices(t, 1)
 	ctx := context.Background()
@@ -408,7 +411,7 @@ func TestOptiXBackendAgreesUnderTheTieRule(t *testing.T) {
 		require.NoError(t, err)
 		tb, err := geom.BuildTables(meshes)
 		require.NoError(t, err)
-		boundary, bad := 0, 0
+		boundary, bad, maxBary := 0, 0, 0.0
 		for i := 0; i < n; i++ {
 			onEdge := c.PrimID[i] >= 0 && (c.Bary[3*i] < 1e-4 || c.Bary[3*i+1] < 1e-4 || c.Bary[3*i+2] < 1e-4)
 			single := &rayd.Hits{Flags: rayd.FlagsAll, T: g.T[i : i+1], P: g.P[3*i : 3*i+3], N: g.N[3*i : 3*i+3], GeoN: g.GeoN[3*i : 3*i+3],
@@ -417,7 +420,13 @@ func TestOptiXBackendAgreesUnderTheTieRule(t *testing.T) {
 			want := &rayd.Hits{Flags: rayd.FlagsAll, T: c.T[i : i+1], P: c.P[3*i : 3*i+3], N: c.N[3*i : 3*i+3], GeoN: c.GeoN[3*i : 3*i+3],
 				UV: c.UV[2*i : 2*i+2], Bary: c.Bary[3*i : 3*i+3], ShapeID: c.ShapeID[i : i+1], PrimID: c.PrimID[i : i+1],
 				LocalPrimID: c.LocalPrimID[i : i+1], GlobalPrimID: c.GlobalPrimID[i : i+1]}
-			if m := compareHits(tb, org[3*i:3*i+3], dir[3*i:3*i+3], single, want); m.prim+m.t+m.bary > 0 {
+			for k := 0; k < 3 && c.PrimID[i] >= 0 && c.PrimID[i] == g.PrimID[i]; k++ {
+				maxBary = math.Max(maxBary, math.Abs(float64(g.Bary[3*i+k]-c.Bary[3*i+k])))
+			}
+			if m := compareHits(tb, org[3*i:3*i+3], dir[3*i:3*i+3], single, want); m.prim+m.t > 0 {
+				if bad+boundary < 5 {
+					t.Logf("row %d: optix t=%v prim=%d, reference t=%v prim=%d bary=%v", i, g.T[i], g.PrimID[i], c.T[i], c.PrimID[i], c.Bary[3*i:3*i+3])
+				}
 				if onEdge {
 					boundary++
 				} else {
@@ -425,7 +434,8 @@ func TestOptiXBackendAgreesUnderTheTieRule(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("cuda:%d optix: %d rays, %d boundary rows, %d mismatches outside the tie rule", o, n, boundary, bad)
+		t.Logf("cuda:%d optix: %d rays, %d boundary rows, %d mismatches outside the tie rule, max barycentric difference on equal prims %.2e",
+			o, n, boundary, bad, maxBary)
 		assert.Zero(t, bad)
 		require.NoError(t, gpu.Close())
 	}

@@ -117,6 +117,7 @@ func runSuite(bin string, timeout time.Duration) suite {
 		s.Failures = append(s.Failures, err.Error())
 		s.Failed++
 	}
+	text := buf.String() // the scanner below drains buf
 	sc := bufio.NewScanner(&buf)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -140,7 +141,7 @@ func runSuite(bin string, timeout time.Duration) suite {
 		s.Failures = append(s.Failures, fmt.Sprintf("exit code %d", s.ExitCode))
 	}
 	if s.Failed > 0 {
-		log := buf.String()
+		log := text
 		if len(log) > 4000 {
 			log = log[len(log)-4000:]
 		}
