@@ -17,8 +17,9 @@ import (
 // such a BVH for each call); on the CPU backend they run package rf's
 // float64 reference over the reference scene. Inputs are
 // validated by package rf on both backends (same errors, same messages:
-// *rf.ValidationError). Replicated multi-device scenes do not run them yet
-// (ErrBackendUnavailable).
+// *rf.ValidationError). On a replicated multi-device scene they are sharded
+// by the layer (rf_multi.go): lane windows or warp-aligned row windows summed
+// on the master in device order, transmitter blocks for paths.
 
 // AccumDfrDirect is accum_dfr_direct (spec §6.2): the order-1 Monte-Carlo
 // diffraction accumulation of states onto grid over the lane window of opt
@@ -48,7 +49,7 @@ func (s *Scene) AccumDfrDirect(ctx context.Context, st *rf.DfrStates, g rf.DfrGr
 		})
 		return res, err
 	}
-	return nil, s.rfUnavailable("accum_dfr_direct")
+	return s.accumDfrDirectMulti(ctx, st, g, m, active, opt)
 }
 
 // AccumDfrCoherentDirect is accum_dfr_coherent_direct (spec §6.4): the
@@ -77,7 +78,7 @@ func (s *Scene) AccumDfrCoherentDirect(ctx context.Context, st *rf.DfrStates, g 
 		})
 		return res, err
 	}
-	return nil, s.rfUnavailable("accum_dfr_coherent_direct")
+	return s.accumDfrCoherentDirectMulti(ctx, st, g, m, active, opt)
 }
 
 // AccumulateReflections is accumulate_reflections (spec §7.1): every active
@@ -106,7 +107,7 @@ func (s *Scene) AccumulateReflections(ctx context.Context, rays rf.ReflRays, g r
 		})
 		return res, err
 	}
-	return nil, s.rfUnavailable("accumulate_reflections")
+	return s.accumulateReflectionsMulti(ctx, rays, g, m, maxBounces, opt)
 }
 
 // TraceDfrPaths is trace_dfr_paths (spec §7.2): the first-order diffraction
@@ -134,7 +135,7 @@ func (s *Scene) TraceDfrPaths(ctx context.Context, tx, rx []float32, st *rf.DfrS
 		})
 		return res, err
 	}
-	return nil, s.rfUnavailable("trace_dfr_paths")
+	return s.traceDfrPathsMulti(ctx, tx, rx, st, m, active, opt)
 }
 
 // rfEnter checks ctx and takes the scene's read lock.

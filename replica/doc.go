@@ -13,8 +13,9 @@
 // The device-resident tasks of this package (DeviceIntersect,
 // DeviceReflections, DeviceVisible) take their inputs and the whole output
 // record in buffers of the master, RayD's own setting: the master works in
-// place and remotes are fed and drained by peer copies. grid_reduce tasks
-// have no kernels yet and are refused with shard.ErrUnsupported. The
+// place and remotes are fed and drained by peer copies. The RF grid_reduce
+// and source_lane tasks fold partial grids in place per device and gather
+// them to the master (rf_steps.go). The
 // broadcast mutations are UpdateVertices (staged in the replica's host
 // tables), SyncGeometry (a refit on the device) and SetEdgeMask (recorded).
 // Every replica runs the same kernels on the same tables, so a sharded

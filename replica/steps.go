@@ -17,6 +17,9 @@ import (
 // event orders the launch after the copy (and, for device tasks, after the
 // work queued on the task's Stream).
 func (r *Replica) Scatter(t shard.Task, lo, hi int) (shard.Payload, shard.Event, error) {
+	if rj, ok := rfJobOf(t); ok {
+		return r.scatterRF(rj, lo, hi)
+	}
 	if err := r.live(); err != nil {
 		return nil, nil, err
 	}
@@ -155,15 +158,21 @@ func (r *Replica) scatterDevice(j *job, lo, hi int) (shard.Payload, shard.Event,
 	return p, copied, nil
 }
 
-// Replicate implements shard.Replica: no grid_reduce task has a CUDA kernel
-// yet.
+// Replicate implements shard.Replica for the RF grid_reduce tasks (their
+// replicated inputs); per_ray tasks have nothing to replicate.
 func (r *Replica) Replicate(t shard.Task) (shard.Payload, shard.Event, error) {
+	if rj, ok := rfJobOf(t); ok {
+		return r.replicateRF(rj)
+	}
 	return nil, nil, fmt.Errorf("replica: replicate %T: %w", t, shard.ErrUnsupported)
 }
 
-// Fold implements shard.Replica: per_ray outputs are placed, not folded, and
-// no grid_reduce task has a CUDA kernel yet.
-func (r *Replica) Fold(t shard.Task, _ shard.Payload, _ shard.Event, _ shard.Payload, _ shard.Event) (shard.Payload, shard.Event, error) {
+// Fold implements shard.Replica: RF partial grids fold in place on their
+// device; per_ray outputs are placed, not folded.
+func (r *Replica) Fold(t shard.Task, acc shard.Payload, accReady shard.Event, part shard.Payload, partReady shard.Event) (shard.Payload, shard.Event, error) {
+	if rj, ok := rfJobOf(t); ok {
+		return r.foldRF(rj, acc, accReady, part, partReady)
+	}
 	return nil, nil, fmt.Errorf("replica: fold %T: %w", t, shard.ErrUnsupported)
 }
 
@@ -172,6 +181,9 @@ func (r *Replica) Fold(t shard.Task, _ shard.Payload, _ shard.Event, _ shard.Pay
 // its Out rows) and the query is queued there. The inputs' last use becomes
 // compute, so releasing them frees after the launch.
 func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard.Event) (shard.Payload, shard.Event, error) {
+	if rj, ok := rfJobOf(t); ok {
+		return r.launchRF(rj, in, lo, hi, ready)
+	}
 	if err := r.live(); err != nil {
 		return nil, nil, err
 	}
@@ -232,6 +244,9 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 // allocated on the master's recv stream for this remote; the source is
 // then freed on gather and the destination on recv once the copy is done.
 func (r *Replica) Gather(t shard.Task, out shard.Payload, ready shard.Event) (shard.Payload, shard.Event, error) {
+	if rj, ok := rfJobOf(t); ok {
+		return r.gatherRF(rj, out, ready)
+	}
 	if err := r.live(); err != nil {
 		return nil, nil, err
 	}
@@ -297,6 +312,9 @@ func (r *Replica) Gather(t shard.Task, out shard.Payload, ready shard.Event) (sh
 // task's record is a view of its Out rows: the task's Stream waits on ready
 // (no host wait), or, without a Stream, the host waits.
 func (r *Replica) Result(t shard.Task, p shard.Payload, ready shard.Event) (any, error) {
+	if rj, ok := rfJobOf(t); ok {
+		return r.resultRF(rj, p, ready)
+	}
 	if err := r.live(); err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func kernelOf(t shard.Task) (Kernel, error) {
 	case Kernel:
 		return t, nil
 	}
-	return nil, fmt.Errorf("simdev: no kernel for task %T", t)
+	return rfKernelOf(t)
 }
 
 func clone[T any](v []T, copied bool) []T {
