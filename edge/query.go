@@ -1,0 +1,319 @@
+package edge
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rayd-go/rayd/geom"
+)
+
+// PointResult is the NearestPointEdge record of spec §5.1, one row per
+// query point. EdgePoint holds 3 values per row. A miss has Distance +Inf,
+// EdgePoint and EdgeT 0 and all ids −1.
+type PointResult struct {
+	Distance     []float32
+	EdgePoint    []float32
+	EdgeT        []float32
+	ShapeID      []int32
+	EdgeID       []int32
+	GlobalEdgeID []int32
+}
+
+// Len is the number of rows.
+func (r *PointResult) Len() int { return len(r.Distance) }
+
+// Valid reports whether row i found an edge.
+func (r *PointResult) Valid(i int) bool { return r.GlobalEdgeID[i] >= 0 }
+
+func newPointResult(n int) *PointResult {
+	r := &PointResult{
+		Distance:     make([]float32, n),
+		EdgePoint:    make([]float32, 3*n),
+		EdgeT:        make([]float32, n),
+		ShapeID:      make([]int32, n),
+		EdgeID:       make([]int32, n),
+		GlobalEdgeID: make([]int32, n),
+	}
+	for i := range n {
+		r.Distance[i] = float32(math.Inf(1))
+		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = geom.InvalidID, geom.InvalidID, geom.InvalidID
+	}
+	return r
+}
+
+// RayResult is the NearestRayEdge record of spec §5.2, one row per ray.
+// Point (= o + RayT·d) and EdgePoint hold 3 values per row. A miss has
+// Distance +Inf, RayT, EdgeT and the vectors 0 and all ids −1.
+type RayResult struct {
+	Distance     []float32
+	RayT         []float32
+	Point        []float32
+	EdgeT        []float32
+	EdgePoint    []float32
+	ShapeID      []int32
+	EdgeID       []int32
+	GlobalEdgeID []int32
+}
+
+// Len is the number of rows.
+func (r *RayResult) Len() int { return len(r.Distance) }
+
+// Valid reports whether row i found an edge.
+func (r *RayResult) Valid(i int) bool { return r.GlobalEdgeID[i] >= 0 }
+
+func newRayResult(n int) *RayResult {
+	r := &RayResult{
+		Distance:     make([]float32, n),
+		RayT:         make([]float32, n),
+		Point:        make([]float32, 3*n),
+		EdgeT:        make([]float32, n),
+		EdgePoint:    make([]float32, 3*n),
+		ShapeID:      make([]int32, n),
+		EdgeID:       make([]int32, n),
+		GlobalEdgeID: make([]int32, n),
+	}
+	for i := range n {
+		r.Distance[i] = float32(math.Inf(1))
+		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = geom.InvalidID, geom.InvalidID, geom.InvalidID
+	}
+	return r
+}
+
+// TopK is the NearestEdgesTopK record of spec §5.3: N rows of K slots,
+// slot j of row i at index i*K+j (vectors at 3*(i*K+j)). Valid slots are
+// ordered by ascending (distance², global edge id); Point repeats the query
+// point. Invalid slots have Valid false, Distance +Inf, ids −1, Boundary
+// false and zero vectors and parameters.
+type TopK struct {
+	K            int
+	Valid        []bool
+	Distance     []float32
+	Point        []float32
+	EdgeT        []float32
+	EdgePoint    []float32
+	ShapeID      []int32
+	EdgeID       []int32
+	GlobalEdgeID []int32
+	Boundary     []bool
+}
+
+// Len is the number of rows N.
+func (r *TopK) Len() int {
+	if r.K == 0 {
+		return 0
+	}
+	return len(r.Valid) / r.K
+}
+
+func newTopK(n, k int) *TopK {
+	m := n * k
+	r := &TopK{
+		K:            k,
+		Valid:        make([]bool, m),
+		Distance:     make([]float32, m),
+		Point:        make([]float32, 3*m),
+		EdgeT:        make([]float32, m),
+		EdgePoint:    make([]float32, 3*m),
+		ShapeID:      make([]int32, m),
+		EdgeID:       make([]int32, m),
+		GlobalEdgeID: make([]int32, m),
+		Boundary:     make([]bool, m),
+	}
+	for i := range m {
+		r.Distance[i] = float32(math.Inf(1))
+		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = geom.InvalidID, geom.InvalidID, geom.InvalidID
+	}
+	return r
+}
+
+// checkPoints validates a point batch and returns N.
+func (s *Scene) checkPoints(p []float32, active []bool) (int, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	n, err := rows3("p", p)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkLen("active", len(active), n, 1, true); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// nearestPoint is the brute-force scan of one point: the enabled edge of
+// least squared distance, ties to the lowest id; id −1 if none.
+func (s *Scene) nearestPoint(p vec) (id int, sBest float64, q vec, d2 float64) {
+	id, d2 = -1, math.Inf(1)
+	for i := range s.Edges.Len() {
+		if !s.enabled(i) {
+			continue
+		}
+		a, b := s.endpoints(i)
+		si, qi, di := pointSegment(p, a, b)
+		if di < d2 {
+			id, sBest, q, d2 = i, si, qi, di
+		}
+	}
+	return id, sBest, q, d2
+}
+
+// NearestPoint finds, for every point of p (3 values per row), the nearest
+// enabled edge (spec §5.1) by brute force. active is nil or holds one entry
+// per row; inactive rows and rows with a non-finite coordinate are misses,
+// as is every row of a scene without enabled edges. Distances are computed
+// in float64; ties go to the lowest global edge id.
+func (s *Scene) NearestPoint(p []float32, active []bool) (*PointResult, error) {
+	n, err := s.checkPoints(p, active)
+	if err != nil {
+		return nil, err
+	}
+	r := newPointResult(n)
+	for i := range n {
+		pi, ok := load3(p, i)
+		if !ok || (len(active) != 0 && !active[i]) {
+			continue
+		}
+		id, sp, q, d2 := s.nearestPoint(pi)
+		if id < 0 {
+			continue
+		}
+		r.Distance[i] = float32(math.Sqrt(d2))
+		store3(r.EdgePoint, i, q)
+		r.EdgeT[i] = float32(sp)
+		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
+	}
+	return r, nil
+}
+
+// rayLimit returns the query range of row i: tmax (clamped at 0) when
+// finite, +Inf when tmax is absent or +Inf; ok is false for NaN.
+func rayLimit(tmax []float32, i int) (float64, bool) {
+	if len(tmax) == 0 {
+		return math.Inf(1), true
+	}
+	t := float64(tmax[i])
+	if math.IsNaN(t) {
+		return 0, false
+	}
+	if math.IsInf(t, 1) {
+		return t, true
+	}
+	return max(t, 0), true
+}
+
+// NearestRay finds, for every ray (o, d, tmax), the enabled edge closest to
+// the ray's query set (spec §5.2, CUDA backend semantics): the segment
+// o + t·d, t ∈ [0, max(tmax,0)] for a finite tmax, the half ray t ≥ 0 for
+// tmax +Inf or absent. o and d hold 3 values per row, tmax and active one
+// or none. Directions are not normalized. Inactive rows and rows with a
+// non-finite o or d or a NaN tmax are misses. Ties go to the lowest global
+// edge id.
+func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	n, err := geom.CheckRays(o, d, tmax, active)
+	if err != nil {
+		return nil, err
+	}
+	r := newRayResult(n)
+	for i := range n {
+		oi, ok1 := load3(o, i)
+		di, ok2 := load3(d, i)
+		T, ok3 := rayLimit(tmax, i)
+		if !ok1 || !ok2 || !ok3 || (len(active) != 0 && !active[i]) {
+			continue
+		}
+		id, t, se, d2 := s.nearestRay(oi, di, T)
+		if id < 0 {
+			continue
+		}
+		a, b := s.endpoints(id)
+		r.Distance[i] = float32(math.Sqrt(d2))
+		r.RayT[i] = float32(t)
+		store3(r.Point, i, axpy(t, di, oi))
+		r.EdgeT[i] = float32(se)
+		store3(r.EdgePoint, i, axpy(se, sub(b, a), a))
+		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
+	}
+	return r, nil
+}
+
+func (s *Scene) nearestRay(o, d vec, tmax float64) (id int, t, se, d2 float64) {
+	id, d2 = -1, math.Inf(1)
+	for i := range s.Edges.Len() {
+		if !s.enabled(i) {
+			continue
+		}
+		a, b := s.endpoints(i)
+		ti, si, di := raySegment(o, d, tmax, a, b)
+		if di < d2 {
+			id, t, se, d2 = i, ti, si, di
+		}
+	}
+	return id, t, se, d2
+}
+
+// NearestK finds, for every point of p, the k nearest enabled edges
+// (spec §5.3), 1 ≤ k ≤ MaxK, ordered by ascending (distance², global edge
+// id). Rows with fewer than k enabled edges leave the trailing slots
+// invalid; inactive rows and rows with a non-finite coordinate have every
+// slot invalid. k outside [1, MaxK] is a *geom.ArgumentError.
+func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
+	if k < 1 || k > MaxK {
+		return nil, &geom.ArgumentError{Field: "k", Reason: fmt.Sprintf("%d not in [1,%d]", k, MaxK)}
+	}
+	n, err := s.checkPoints(p, active)
+	if err != nil {
+		return nil, err
+	}
+	r := newTopK(n, k)
+	type slot struct {
+		d2, s float64
+		id    int
+		q     vec
+	}
+	best := make([]slot, 0, k)
+	for i := range n {
+		pi, ok := load3(p, i)
+		if !ok || (len(active) != 0 && !active[i]) {
+			continue
+		}
+		best = best[:0]
+		for id := range s.Edges.Len() {
+			if !s.enabled(id) {
+				continue
+			}
+			a, b := s.endpoints(id)
+			si, qi, di := pointSegment(pi, a, b)
+			// Edges arrive in ascending id, so an equal distance never
+			// displaces an earlier edge.
+			if len(best) == k && di >= best[k-1].d2 {
+				continue
+			}
+			j := len(best)
+			if j < k {
+				best = append(best, slot{})
+			} else {
+				j = k - 1
+			}
+			for j > 0 && best[j-1].d2 > di {
+				best[j] = best[j-1]
+				j--
+			}
+			best[j] = slot{d2: di, s: si, id: id, q: qi}
+		}
+		for j, b := range best {
+			x := i*k + j
+			r.Valid[x] = true
+			r.Distance[x] = float32(math.Sqrt(b.d2))
+			store3(r.Point, x, pi)
+			r.EdgeT[x] = float32(b.s)
+			store3(r.EdgePoint, x, b.q)
+			r.ShapeID[x], r.EdgeID[x], r.GlobalEdgeID[x] = s.Edges.ShapeID[b.id], s.Edges.LocalID[b.id], int32(b.id)
+			r.Boundary[x] = s.Edges.IsBoundary(b.id)
+		}
+	}
+	return r, nil
+}
