@@ -2,7 +2,6 @@ package accel
 
 import (
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,46 +9,6 @@ import (
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/rf"
 )
-
-// rfKernels reads the kernels of an RF source with the parameter kinds the
-// launch layer packs (pointers, s32, u32, s64, f32, f64).
-func rfKernels(t *testing.T, path string) map[string][]cParam {
-	t.Helper()
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]cParam{}
-	for _, m := range kernelDeclRE.FindAllStringSubmatch(commentRE.ReplaceAllString(string(src), ""), -1) {
-		var ps []cParam
-		for _, raw := range strings.Split(m[2], ",") {
-			raw = strings.Join(strings.Fields(raw), " ")
-			fields := strings.FieldsFunc(raw, func(r rune) bool { return r == ' ' || r == '*' })
-			p := cParam{name: fields[len(fields)-1]}
-			typ := strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(raw, "const", ""), "__restrict__", ""))
-			typ = strings.Join(strings.Fields(strings.TrimSuffix(typ, p.name)), " ")
-			switch {
-			case strings.Contains(raw, "*"):
-				p.kind = "ptr"
-			case typ == "int":
-				p.kind = "s32"
-			case typ == "unsigned int":
-				p.kind = "u32"
-			case typ == "long long":
-				p.kind = "s64"
-			case typ == "float":
-				p.kind = "f32"
-			case typ == "double":
-				p.kind = "f64"
-			default:
-				t.Fatalf("%s: kernel %s parameter %q has a type the launch layer does not take", path, m[1], raw)
-			}
-			ps = append(ps, p)
-		}
-		out[m[1]] = ps
-	}
-	return out
-}
 
 // rfRecorder checks RF launches against the CUDA signatures.
 type rfRecorder struct {
@@ -124,9 +83,9 @@ func (r *rfRecorder) free(*launch.Buffer[float64])                  {}
 // accumulation) and every optional input set and unset.
 func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 	rec := &rfRecorder{seen: map[string]int{}, shared: map[string]uint32{}, kernels: map[string]map[string][]cParam{
-		ModuleRFAccum: rfKernels(t, "../ptx/src/rf_accum.cu"),
-		ModuleRFRefl:  rfKernels(t, "../ptx/src/rf_refl.cu"),
-		ModuleRFPaths: rfKernels(t, "../ptx/src/rf_paths.cu"),
+		ModuleRFAccum: parseKernels(t, "../ptx/src/rf_accum.cu"),
+		ModuleRFRefl:  parseKernels(t, "../ptx/src/rf_refl.cu"),
+		ModuleRFPaths: parseKernels(t, "../ptx/src/rf_paths.cu"),
 	}}
 	for _, width := range []int{2, 4} {
 		b := &BVH{numTris: 3, nodes: buf[uint32](), tris: buf[uint32](), opt: Options{Width: width}, sms: 132}

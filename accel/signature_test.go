@@ -14,7 +14,7 @@ import (
 
 // cParam is a kernel parameter as declared in ptx/src/<module>.cu.
 type cParam struct {
-	name, kind string // kind: "ptr", "s32", "u32", "f32", "u64"
+	name, kind string // kind: "ptr", "s32", "u32", "s64", "u64", "f32", "f64"
 }
 
 var (
@@ -22,7 +22,8 @@ var (
 	commentRE    = regexp.MustCompile(`(?s)//[^\n]*|/\*.*?\*/`)
 )
 
-// parseKernels reads the extern "C" kernels of a CUDA source.
+// parseKernels reads the extern "C" kernels of a CUDA source with the
+// parameter kinds the launch layer packs.
 func parseKernels(t *testing.T, path string) map[string][]cParam {
 	t.Helper()
 	src, err := os.ReadFile(path)
@@ -48,10 +49,14 @@ func parseKernels(t *testing.T, path string) map[string][]cParam {
 				p.kind = "s32"
 			case typ == "unsigned int":
 				p.kind = "u32"
-			case typ == "float":
-				p.kind = "f32"
+			case typ == "long long":
+				p.kind = "s64"
 			case typ == "unsigned long long":
 				p.kind = "u64"
+			case typ == "float":
+				p.kind = "f32"
+			case typ == "double":
+				p.kind = "f64"
 			default:
 				t.Fatalf("%s: kernel %s parameter %q has a type the launch layer does not take", path, m[1], raw)
 			}
