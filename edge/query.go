@@ -34,10 +34,7 @@ func newPointResult(n int) *PointResult {
 		EdgeID:       make([]int32, n),
 		GlobalEdgeID: make([]int32, n),
 	}
-	for i := range n {
-		r.Distance[i] = float32(math.Inf(1))
-		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = geom.InvalidID, geom.InvalidID, geom.InvalidID
-	}
+	setMisses(r.Distance, r.ShapeID, r.EdgeID, r.GlobalEdgeID)
 	return r
 }
 
@@ -72,10 +69,7 @@ func newRayResult(n int) *RayResult {
 		EdgeID:       make([]int32, n),
 		GlobalEdgeID: make([]int32, n),
 	}
-	for i := range n {
-		r.Distance[i] = float32(math.Inf(1))
-		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = geom.InvalidID, geom.InvalidID, geom.InvalidID
-	}
+	setMisses(r.Distance, r.ShapeID, r.EdgeID, r.GlobalEdgeID)
 	return r
 }
 
@@ -119,11 +113,21 @@ func newTopK(n, k int) *TopK {
 		GlobalEdgeID: make([]int32, m),
 		Boundary:     make([]bool, m),
 	}
-	for i := range m {
-		r.Distance[i] = float32(math.Inf(1))
-		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = geom.InvalidID, geom.InvalidID, geom.InvalidID
-	}
+	setMisses(r.Distance, r.ShapeID, r.EdgeID, r.GlobalEdgeID)
 	return r
+}
+
+// setMisses writes the miss sentinels of spec §0.3 into fresh result
+// slices: distance +Inf and ids −1 (vectors and parameters stay 0).
+func setMisses(dist []float32, ids ...[]int32) {
+	for i := range dist {
+		dist[i] = float32(math.Inf(1))
+	}
+	for _, id := range ids {
+		for i := range id {
+			id[i] = geom.InvalidID
+		}
+	}
 }
 
 // checkPoints validates a point batch and returns N.
