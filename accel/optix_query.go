@@ -92,24 +92,10 @@ func (o *OptiX) newParams(s *launch.Stream, n int) (*optixParams, error) {
 // Rays.PersistentBlocks are ignored (OptiX schedules its own work). With
 // flags = FlagsNone the lean t-only pipeline runs.
 func (o *OptiX) Intersect(s *launch.Stream, r Rays, flags geom.Flags, out Hits) error {
-	if err := r.check(); err != nil {
+	if err := checkIntersect(r, flags, out); err != nil {
 		return err
 	}
-	if !flags.Valid() {
-		return fmt.Errorf("accel: flags %#x outside FlagsAll", uint32(flags))
-	}
-	if out.T == nil {
-		return fmt.Errorf("accel: Hits.T is required")
-	}
 	n := r.N
-	for _, e := range []error{needLen("Hits.T", out.T, n), needLen("Hits.P", out.P, 3*n), needLen("Hits.N", out.N, 3*n),
-		needLen("Hits.GeoN", out.GeoN, 3*n), needLen("Hits.UV", out.UV, 2*n), needLen("Hits.Bary", out.Bary, 3*n),
-		needLen("Hits.ShapeID", out.ShapeID, n), needLen("Hits.PrimID", out.PrimID, n),
-		needLen("Hits.LocalPrimID", out.LocalPrimID, n), needLen("Hits.GlobalPrimID", out.GlobalPrimID, n)} {
-		if e != nil {
-			return e
-		}
-	}
 	p, err := o.newParams(s, n)
 	if err != nil || n == 0 {
 		return err

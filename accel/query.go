@@ -117,24 +117,10 @@ func (b *BVH) IntersectBrute(s *launch.Stream, r Rays, flags geom.Flags, out Hit
 }
 
 func (b *BVH) intersect(run runner, r Rays, flags geom.Flags, out Hits, brute bool) error {
-	if err := r.check(); err != nil {
+	if err := checkIntersect(r, flags, out); err != nil {
 		return err
 	}
-	if !flags.Valid() {
-		return fmt.Errorf("accel: flags %#x outside FlagsAll", uint32(flags))
-	}
-	if out.T == nil {
-		return fmt.Errorf("accel: Hits.T is required")
-	}
 	n := r.N
-	for _, e := range []error{needLen("Hits.T", out.T, n), needLen("Hits.P", out.P, 3*n), needLen("Hits.N", out.N, 3*n),
-		needLen("Hits.GeoN", out.GeoN, 3*n), needLen("Hits.UV", out.UV, 2*n), needLen("Hits.Bary", out.Bary, 3*n),
-		needLen("Hits.ShapeID", out.ShapeID, n), needLen("Hits.PrimID", out.PrimID, n),
-		needLen("Hits.LocalPrimID", out.LocalPrimID, n), needLen("Hits.GlobalPrimID", out.GlobalPrimID, n)} {
-		if e != nil {
-			return e
-		}
-	}
 	if n == 0 {
 		return nil
 	}
@@ -239,4 +225,28 @@ func (b *BVH) launchVisible(run runner, seg Segments, out *launch.Buffer[uint8])
 	k.run(b.entry("rayd_visible"), g, launch.Threads(TraceThreads), b.nodes, b.tris, int32(b.numTris), seg.Start, seg.End,
 		nullable(seg.Active), int32(seg.N), out, counter)
 	return k.err
+}
+
+// checkIntersect validates an intersect call's rays, flags and output
+// record (both backends write the same record).
+func checkIntersect(r Rays, flags geom.Flags, out Hits) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if !flags.Valid() {
+		return fmt.Errorf("accel: flags %#x outside FlagsAll", uint32(flags))
+	}
+	if out.T == nil {
+		return fmt.Errorf("accel: Hits.T is required")
+	}
+	n := r.N
+	for _, e := range []error{needLen("Hits.T", out.T, n), needLen("Hits.P", out.P, 3*n), needLen("Hits.N", out.N, 3*n),
+		needLen("Hits.GeoN", out.GeoN, 3*n), needLen("Hits.UV", out.UV, 2*n), needLen("Hits.Bary", out.Bary, 3*n),
+		needLen("Hits.ShapeID", out.ShapeID, n), needLen("Hits.PrimID", out.PrimID, n),
+		needLen("Hits.LocalPrimID", out.LocalPrimID, n), needLen("Hits.GlobalPrimID", out.GlobalPrimID, n)} {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }
