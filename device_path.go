@@ -7,6 +7,8 @@ import (
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
+	"github.com/rayd-go/rayd/replica"
+	"github.com/rayd-go/rayd/shard"
 )
 
 // Buffer is typed device memory (see package launch).
@@ -57,9 +59,51 @@ func closeAll(cs ...closer) error {
 func (s *Scene) cuda() (*cudaEngine, error) {
 	e, ok := s.eng.(*cudaEngine)
 	if !ok {
-		return nil, fmt.Errorf("%w: device buffers need the CUDA backend (this scene runs on %s)", ErrBackendUnavailable, s.backend)
+		return nil, fmt.Errorf("%w: device buffers need a single-device CUDA scene (this scene runs on %s)", ErrBackendUnavailable, s.describe())
 	}
 	return e, nil
+}
+
+// fastDevice is the device whose buffers the device fast paths take: the
+// CUDA engine's device, or the master of a replicated scene on CUDA replicas.
+func (s *Scene) fastDevice() (*launch.Device, error) {
+	switch e := s.eng.(type) {
+	case *cudaEngine:
+		return e.dev, nil
+	case *layerEngine:
+		if e.dev != nil {
+			return e.dev, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: device buffers need the CUDA backend (this scene runs on %s)", ErrBackendUnavailable, s.describe())
+}
+
+// describe names where the scene runs, for error messages.
+func (s *Scene) describe() string {
+	if s.layer != nil {
+		return fmt.Sprintf("replicated devices %v", s.layer.Devices())
+	}
+	return string(s.backend)
+}
+
+// uploadStream is a stream of the fast device to upload on, and its release.
+func (s *Scene) uploadStream(ctx context.Context) (*launch.Stream, func(), error) {
+	if e, ok := s.eng.(*cudaEngine); ok {
+		sl, err := e.acquire(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sl.s, func() { e.release(sl) }, nil
+	}
+	le, ok := s.eng.(*layerEngine)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: no device to upload to", ErrBackendUnavailable)
+	}
+	st, err := le.acquireStream(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() { le.releaseStream(st) }, nil
 }
 
 // UploadRays copies a host batch to new device buffers on the scene's device.
@@ -68,50 +112,50 @@ func (s *Scene) UploadRays(ctx context.Context, r Rays) (*DeviceRays, error) {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	e, err := s.cuda()
+	dev, err := s.fastDevice()
 	if err != nil {
 		return nil, err
 	}
 	if err := checkHostRays(r); err != nil {
 		return nil, err
 	}
-	sl, err := e.acquire(ctx)
+	st, release, err := s.uploadStream(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer e.release(sl)
+	defer release()
 	n := r.Len()
 	dr := &DeviceRays{N: n}
 	fail := func(err error) (*DeviceRays, error) { _ = dr.Close(); return nil, err }
-	if dr.Origins, err = launch.Alloc[float32](e.dev, 3*n); err != nil {
+	if dr.Origins, err = launch.Alloc[float32](dev, 3*n); err != nil {
 		return fail(err)
 	}
-	if dr.Directions, err = launch.Alloc[float32](e.dev, 3*n); err != nil {
+	if dr.Directions, err = launch.Alloc[float32](dev, 3*n); err != nil {
 		return fail(err)
 	}
-	if err := dr.Origins.Upload(sl.s, r.Origins); err != nil {
+	if err := dr.Origins.Upload(st, r.Origins); err != nil {
 		return fail(err)
 	}
-	if err := dr.Directions.Upload(sl.s, r.Directions); err != nil {
+	if err := dr.Directions.Upload(st, r.Directions); err != nil {
 		return fail(err)
 	}
 	if len(r.TMax) > 0 {
-		if dr.TMax, err = launch.Alloc[float32](e.dev, n); err != nil {
+		if dr.TMax, err = launch.Alloc[float32](dev, n); err != nil {
 			return fail(err)
 		}
-		if err := dr.TMax.Upload(sl.s, r.TMax); err != nil {
+		if err := dr.TMax.Upload(st, r.TMax); err != nil {
 			return fail(err)
 		}
 	}
 	if len(r.Active) > 0 {
-		if dr.Active, err = launch.Alloc[uint8](e.dev, n); err != nil {
+		if dr.Active, err = launch.Alloc[uint8](dev, n); err != nil {
 			return fail(err)
 		}
-		if err := dr.Active.Upload(sl.s, boolsToBytes(r.Active)); err != nil {
+		if err := dr.Active.Upload(st, boolsToBytes(r.Active)); err != nil {
 			return fail(err)
 		}
 	}
-	return dr, sl.s.Synchronize()
+	return dr, st.Synchronize()
 }
 
 // AllocHits allocates a device record for n rows with the fields flags selects.
@@ -120,20 +164,26 @@ func (s *Scene) AllocHits(n int, flags Flags) (*DeviceHits, error) {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	e, err := s.cuda()
+	dev, err := s.fastDevice()
 	if err != nil {
 		return nil, err
 	}
 	if n < 0 || !flags.Valid() {
 		return nil, fmt.Errorf("%w: AllocHits(%d, %v)", ErrInvalidArgument, n, flags)
 	}
+	return allocHits(dev, n, flags)
+}
+
+// allocHits allocates the fields flags selects for n rows on dev.
+func allocHits(dev *launch.Device, n int, flags Flags) (*DeviceHits, error) {
+	var err error
 	h := &DeviceHits{Flags: flags, N: n}
 	f := func(per int) *Buffer[float32] {
 		if err != nil {
 			return nil
 		}
 		var b *Buffer[float32]
-		b, err = launch.Alloc[float32](e.dev, per*n)
+		b, err = launch.Alloc[float32](dev, per*n)
 		return b
 	}
 	i := func() *Buffer[int32] {
@@ -141,7 +191,7 @@ func (s *Scene) AllocHits(n int, flags Flags) (*DeviceHits, error) {
 			return nil
 		}
 		var b *Buffer[int32]
-		b, err = launch.Alloc[int32](e.dev, n)
+		b, err = launch.Alloc[int32](dev, n)
 		return b
 	}
 	h.T = f(1)
@@ -166,40 +216,66 @@ func (s *Scene) AllocHits(n int, flags Flags) (*DeviceHits, error) {
 // device ray, written into out (out.N == rays.N; out.Flags selects the
 // fields). It returns once the results are in out.
 func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *DeviceHits) error {
-	check := func(e *cudaEngine) error {
+	check := func(dev *launch.Device) error {
 		if out == nil || out.N != rays.N || out.T == nil {
 			return fmt.Errorf("%w: hits record does not match %d rays", ErrLength, rays.N)
 		}
-		return sameDevice(e, "hits record", out.T.Device())
+		return sameDevice(dev, "hits record", out.T.Device())
+	}
+	hits := func() accel.Hits {
+		return accel.Hits{T: out.T, P: out.P, N: out.Normal, GeoN: out.GeoN, UV: out.UV, Bary: out.Bary,
+			ShapeID: out.ShapeID, PrimID: out.PrimID, LocalPrimID: out.LocalPrimID, GlobalPrimID: out.GlobalPrimID}
 	}
 	return s.fastPath(ctx, rays, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
-		h := accel.Hits{T: out.T, P: out.P, N: out.Normal, GeoN: out.GeoN, UV: out.UV, Bary: out.Bary,
-			ShapeID: out.ShapeID, PrimID: out.PrimID, LocalPrimID: out.LocalPrimID, GlobalPrimID: out.GlobalPrimID}
-		return e.bvh.Intersect(sl.s, r, out.Flags, h)
+		return e.bvh.Intersect(sl.s, r, out.Flags, hits())
+	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays) error {
+		_, err := shard.RunRows(ctx, l, &replica.DeviceIntersect{Rays: r, Flags: out.Flags, Out: hits(), Stream: st})
+		return err
 	})
 }
 
 // fastPath is the common body of the device fast paths: with the scene
-// read-locked it validates the rays and (check) the outputs, takes a stream
-// slot, runs the launch and waits for it. An empty batch launches nothing.
-func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*cudaEngine) error,
-	run func(e *cudaEngine, sl *slot, r accel.Rays) error) error {
+// read-locked it validates the rays and (check) the outputs; a single-device
+// scene takes a stream slot, runs the launch (run) and waits for it, a
+// replicated scene runs the device task through the layer (multi), which
+// returns once the results are in place. An empty batch launches nothing.
+func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*launch.Device) error,
+	run func(e *cudaEngine, sl *slot, r accel.Rays) error, multi func(context.Context, *shard.Layer, *launch.Stream, accel.Rays) error) error {
 	if err := s.rlock(); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()
-	e, err := s.cuda()
+	dev, err := s.fastDevice()
 	if err != nil {
 		return err
 	}
-	if err := checkDeviceRays(e.dev, rays); err != nil {
+	if err := checkDeviceRays(dev, rays); err != nil {
 		return err
 	}
-	if err := check(e); err != nil {
+	if err := check(dev); err != nil {
 		return err
 	}
 	if rays.N == 0 {
 		return ctx.Err()
+	}
+	if le, ok := s.eng.(*layerEngine); ok {
+		// The layer orders every chunk on a master stream instead of
+		// waiting on the host per retired chunk; one wait at the end.
+		st, err := le.acquireStream(ctx)
+		if err != nil {
+			return err
+		}
+		defer le.releaseStream(st)
+		r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N}
+		if err := multi(ctx, s.layer, st, r); err != nil {
+			_ = st.Synchronize() // copies of the inputs may still be queued
+			return err
+		}
+		return st.Synchronize()
+	}
+	e, err := s.cuda()
+	if err != nil {
+		return err
 	}
 	sl, err := e.acquire(ctx)
 	if err != nil {
@@ -213,9 +289,9 @@ func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*cuda
 	return sl.s.Synchronize()
 }
 
-func sameDevice(e *cudaEngine, what string, d *launch.Device) error {
-	if d != e.dev {
-		return fmt.Errorf("%w: %s on %v, scene on %v", ErrWrongDevice, what, d, e.dev)
+func sameDevice(dev *launch.Device, what string, d *launch.Device) error {
+	if d != dev {
+		return fmt.Errorf("%w: %s on %v, scene on %v", ErrWrongDevice, what, d, dev)
 	}
 	return nil
 }
@@ -285,12 +361,12 @@ func (s *Scene) AllocVisible(n int) (*Buffer[uint8], error) {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	e, err := s.cuda()
+	dev, err := s.fastDevice()
 	if err != nil {
 		return nil, err
 	}
 	if n < 0 {
 		return nil, &geom.ArgumentError{Field: "AllocVisible", Reason: fmt.Sprintf("n %d", n)}
 	}
-	return launch.Alloc[uint8](e.dev, n)
+	return launch.Alloc[uint8](dev, n)
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
+	"github.com/rayd-go/rayd/replica"
+	"github.com/rayd-go/rayd/shard"
 )
 
 // DeviceReflections is a device-resident trace_reflections record for N rows
@@ -31,19 +33,26 @@ func (s *Scene) AllocReflections(n, maxBounces int, images bool) (*DeviceReflect
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	e, err := s.cuda()
+	dev, err := s.fastDevice()
 	if err != nil {
 		return nil, err
 	}
 	if n < 0 || maxBounces < 1 {
 		return nil, &geom.ArgumentError{Field: "AllocReflections", Reason: fmt.Sprintf("n %d, maxBounces %d", n, maxBounces)}
 	}
+	return allocReflections(dev, n, maxBounces, images)
+}
+
+// allocReflections allocates a reflections record for n rows and
+// maxBounces slots on dev.
+func allocReflections(dev *launch.Device, n, maxBounces int, images bool) (*DeviceReflections, error) {
 	r := &DeviceReflections{N: n, Bounces: maxBounces}
 	slots := n * maxBounces
-	if r.Valid, err = launch.Alloc[uint8](e.dev, slots); err == nil {
-		if r.T, err = launch.Alloc[float32](e.dev, slots); err == nil {
-			if r.PrimIDs, err = launch.Alloc[int32](e.dev, slots); err == nil && images {
-				r.ImageSources, err = launch.Alloc[float32](e.dev, 3*slots)
+	var err error
+	if r.Valid, err = launch.Alloc[uint8](dev, slots); err == nil {
+		if r.T, err = launch.Alloc[float32](dev, slots); err == nil {
+			if r.PrimIDs, err = launch.Alloc[int32](dev, slots); err == nil && images {
+				r.ImageSources, err = launch.Alloc[float32](dev, 3*slots)
 			}
 		}
 	}
@@ -58,15 +67,20 @@ func (s *Scene) AllocReflections(n, maxBounces int, images bool) (*DeviceReflect
 // (from AllocReflections, out.N == rays.N) receives up to out.Bounces
 // bounces per ray. It returns once the results are in out.
 func (s *Scene) TraceReflectionsInto(ctx context.Context, rays *DeviceRays, out *DeviceReflections) error {
-	check := func(e *cudaEngine) error {
+	check := func(dev *launch.Device) error {
 		if out == nil || out.N != rays.N || out.Bounces < 1 || out.T == nil {
 			return fmt.Errorf("%w: reflections record does not match %d rays", ErrLength, rays.N)
 		}
-		return sameDevice(e, "reflections record", out.T.Device())
+		return sameDevice(dev, "reflections record", out.T.Device())
+	}
+	rec := func() accel.Reflections {
+		return accel.Reflections{Valid: out.Valid, T: out.T, Prim: out.PrimIDs, Images: out.ImageSources}
 	}
 	return s.fastPath(ctx, rays, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
-		rec := accel.Reflections{Valid: out.Valid, T: out.T, Prim: out.PrimIDs, Images: out.ImageSources}
-		return e.bvh.TraceReflections(sl.s, r, out.Bounces, rec)
+		return e.bvh.TraceReflections(sl.s, r, out.Bounces, rec())
+	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays) error {
+		_, err := shard.RunRows(ctx, l, &replica.DeviceReflections{Rays: r, Bounces: out.Bounces, Out: rec(), Stream: st})
+		return err
 	})
 }
 
@@ -74,14 +88,18 @@ func (s *Scene) TraceReflectionsInto(ctx context.Context, rays *DeviceRays, out 
 // DeviceRays whose Origins are the starts and Directions the ends, Active
 // optional) and out (N bytes, 1 = visible).
 func (s *Scene) VisibleInto(ctx context.Context, segments *DeviceRays, out *Buffer[uint8]) error {
-	check := func(e *cudaEngine) error {
+	check := func(dev *launch.Device) error {
 		if out == nil || out.Len() < segments.N {
 			return fmt.Errorf("%w: visibility output shorter than %d segments", ErrLength, segments.N)
 		}
-		return sameDevice(e, "visibility output", out.Device())
+		return sameDevice(dev, "visibility output", out.Device())
 	}
 	return s.fastPath(ctx, segments, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
 		seg := accel.Segments{Start: r.O, End: r.D, Active: r.Active, N: r.N, Counter: r.Counter}
 		return e.bvh.Visible(sl.s, seg, out)
+	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays) error {
+		seg := accel.Segments{Start: r.O, End: r.D, Active: r.Active, N: r.N}
+		_, err := shard.RunRows(ctx, l, &replica.DeviceVisible{Segments: seg, Out: out, Stream: st})
+		return err
 	})
 }

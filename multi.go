@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/shard"
 )
 
@@ -113,6 +114,36 @@ func closeSource(src, callers ReplicaSource) {
 type layerEngine struct {
 	l   *shard.Layer
 	src io.Closer
+	// dev is the master's device on CUDA replicas (the device of the fast
+	// paths' buffers); nil on other sources.
+	dev *launch.Device
+	// topo is the source's topology (calibration plans its views on it).
+	topo shard.Topology
+	// streams are the master's streams the device fast paths hand to the
+	// layer (created on first use, up to streamSlots, reused).
+	streams chan *launch.Stream
+}
+
+// acquireStream takes a stream of the master for one device fast-path call.
+func (e *layerEngine) acquireStream(ctx context.Context) (*launch.Stream, error) {
+	select {
+	case st := <-e.streams:
+		return st, nil
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.dev.NewStream()
+}
+
+// releaseStream returns st to the pool (or closes it when the pool is full).
+func (e *layerEngine) releaseStream(st *launch.Stream) {
+	select {
+	case e.streams <- st:
+	default:
+		_ = st.Close()
+	}
 }
 
 func (e *layerEngine) intersect(ctx context.Context, r Rays, flags Flags) (*Hits, error) {
@@ -136,6 +167,12 @@ func (e *layerEngine) refit(ctx context.Context, mesh int, vertices []float32, _
 
 func (e *layerEngine) close() error {
 	err := e.l.Close()
+	if e.streams != nil {
+		close(e.streams)
+		for st := range e.streams {
+			_ = st.Close()
+		}
+	}
 	if e.src != nil {
 		if cerr := e.src.Close(); err == nil {
 			err = cerr

@@ -3,6 +3,7 @@ package rayd
 import (
 	"io"
 
+	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/replica"
 	"github.com/rayd-go/rayd/shard"
 )
@@ -24,6 +25,20 @@ func (c *cudaSource) Builder(master int, meshes []Mesh) shard.Builder {
 func (c *cudaSource) Close() error { return c.src.Close() }
 
 var _ io.Closer = (*cudaSource)(nil)
+
+// masterDevice is the opened device of the master on a CUDA source (the one
+// the layer's replicas use), or nil on any other source.
+func masterDevice(src ReplicaSource, master int) *launch.Device {
+	c, ok := src.(*cudaSource)
+	if !ok {
+		return nil
+	}
+	d, err := c.src.Device(master)
+	if err != nil {
+		return nil
+	}
+	return d
+}
 
 func init() {
 	cudaReplicaSource = func(o shard.Options) (ReplicaSource, error) {

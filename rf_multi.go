@@ -3,6 +3,7 @@ package rayd
 import (
 	"context"
 
+	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/rf"
 	"github.com/rayd-go/rayd/shard"
 )
@@ -39,8 +40,38 @@ func (s *Scene) accumDfrDirectMulti(ctx context.Context, st *rf.DfrStates, g rf.
 	if !ok {
 		return nil, s.rfUnavailable(shard.OpAccumDfrDirect)
 	}
-	return shard.RunAccumDfrDirect(ctx, e.l, &shard.AccumDfrDirect{Faces: s.tables.NumFaces(), States: st, Grid: g,
-		Material: m, Active: active, Options: opt})
+	t := &shard.AccumDfrDirect{Faces: s.tables.NumFaces(), States: st, Grid: g, Material: m, Active: active, Options: opt}
+	if rep, ok, err := shard.LanesOnMaster[*rf.AccumResult](e.l, t); err != nil {
+		return nil, err
+	} else if cr, cuda := rep.(cudaReplica); ok && cuda {
+		// Every lane on the master: the single-device call on its replica.
+		n, err := validateDirect(s.tables.NumFaces(), st, g, m, active, opt)
+		if err != nil {
+			return nil, err
+		}
+		opt.LaneCount = n
+		var res *rf.AccumResult
+		err = e.onMaster(ctx, func(sl *launch.Stream) (err error) {
+			res, err = cr.BVH().AccumDfrDirectHost(sl, st, g, m, active, opt, s.tables.NumFaces(), s.tables.Triangle)
+			return err
+		})
+		return res, err
+	}
+	return shard.RunAccumDfrDirect(ctx, e.l, t)
+}
+
+// onMaster runs fn on a stream of the master and waits for it.
+func (e *layerEngine) onMaster(ctx context.Context, fn func(st *launch.Stream) error) error {
+	st, err := e.acquireStream(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.releaseStream(st)
+	if err := fn(st); err != nil {
+		_ = st.Synchronize()
+		return err
+	}
+	return st.Synchronize()
 }
 
 // accumDfrCoherentDirectMulti runs accum_dfr_coherent_direct through the

@@ -328,14 +328,8 @@ func TestRFMultiGPUMatchesSingleDevice(t *testing.T) {
 func TestRFMultiGPUTiming(t *testing.T) {
 	gputest.MustHaveDevices(t, 2)
 	ctx := context.Background()
-	tri := []rayd.Mesh{{Vertices: []float32{-1, -1, 0, 1, -1, 0, -1, 1, 0}, Faces: []int32{0, 1, 2}}}
-	st := &rf.DfrStates{
-		EdgeIndex: []int32{0, 1}, EdgePos: []float32{0, 0, 0, 0.25, 0, 0}, EdgeDir: []float32{1, 0, 0, 1, 0, 0},
-		EdgeTMin: []float32{-1, -1}, EdgeTMax: []float32{1, 1}, N0: []float32{0, 0, 1, 0, 0, 1}, N1: []float32{0, 0, -1, 0, 0, -1},
-		Prim0: []int32{0, 0}, Prim1: []int32{0, 0}, ExteriorAngle: []float32{math.Pi, math.Pi},
-		Src: []float32{0, -1, 0.25, 0, -1, 0.25}, SrcPower: []float32{1, 1},
-	}
-	g := rf.DfrGrid{Axis: 2, Coord0Min: -1, Coord0Max: 1, Coord1Min: -1, Coord1Max: 1, Res0: 4, Res1: 4}
+	mesh, st, g := testscene.AccumFixture()
+	tri := []rayd.Mesh{mesh}
 	opt := rf.DefaultAccumOptions()
 	opt.DirectSamples, opt.Seed = 1<<26, 17
 	best := func(s *rayd.Scene) (time.Duration, *rf.AccumResult) {

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/rayd-go/rayd/calibrate"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/shard"
 )
 
@@ -67,6 +69,9 @@ type Scene struct {
 	layer   *shard.Layer // replicated multi-device layer, or nil
 	closed  bool
 	log     *slog.Logger
+
+	calMu   sync.Mutex
+	lastCal *calibrate.Record
 }
 
 // NewScene validates meshes, concatenates them (mesh i gets shape id i) and
@@ -91,7 +96,8 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 		return nil, err
 	}
 	if layer != nil {
-		le := &layerEngine{l: layer}
+		le := &layerEngine{l: layer, dev: masterDevice(src, layer.Master()), topo: src.Topology(),
+			streams: make(chan *launch.Stream, streamSlots)}
 		if c, ok := src.(io.Closer); ok && src != cfg.source {
 			le.src = c
 		}

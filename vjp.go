@@ -233,12 +233,12 @@ func (s *Scene) IntersectVJPInto(ctx context.Context, rays *DeviceRays, hits *De
 	bufs := []*Buffer[float32]{tape.UV, g.T, g.P, g.N, g.GeoN, g.UV, g.Bary, out.Vertices, out.Origins, out.Directions}
 	for _, b := range bufs {
 		if b != nil {
-			if err := sameDevice(e, "VJP buffer", b.Device()); err != nil {
+			if err := sameDevice(e.dev, "VJP buffer", b.Device()); err != nil {
 				return err
 			}
 		}
 	}
-	if err := sameDevice(e, "hits record", tape.Prim.Device()); err != nil {
+	if err := sameDevice(e.dev, "hits record", tape.Prim.Device()); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

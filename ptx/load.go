@@ -61,3 +61,14 @@ func LoadFS(fsys fs.FS, m *Manifest, name string) (*Module, error) {
 	}
 	return &Module{Record: rec, Image: img}, nil
 }
+
+// ManifestSHA256 returns the SHA-256 of the embedded manifest.json: one
+// digest that pins every PTX module compiled into the binary (benchmark
+// records and headers echo it).
+func ManifestSHA256() (string, error) {
+	b, err := embedded.ReadFile("manifest.json")
+	if err != nil {
+		return "", err
+	}
+	return SHA256Hex(b), nil
+}

@@ -24,8 +24,11 @@
 // # Streams, events and memory
 //
 // Each replica creates its streams once, at build, and reuses them for
-// every call: on its device main (build, refit, exit edges), compute,
-// in (host uploads) and gather; on the master device, result for the
+// every call: on its device main (build, refit, exit edges), compute and
+// side (per_ray launches alternate between the two, so that a chunk's
+// kernel fills the SMs the tail of the previous chunk's leaves idle; every
+// edge below that names compute holds for side too), in (host uploads) and
+// gather; on the master device, result for the
 // master and, per remote, scatter (peer copies of device inputs) and recv
 // (allocation of gathered host results). All are non-blocking; nothing is
 // issued on the legacy null stream. Every dependency between two streams,

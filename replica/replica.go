@@ -34,10 +34,17 @@ type Replica struct {
 	isMaster bool
 
 	main, compute, in, gather *launch.Stream
-	result                    *launch.Stream // master only
-	scatter, recv             *launch.Stream // remotes only, on the master
+	// side is a second launch stream: per_ray launches alternate between
+	// compute and side, so the next chunk's kernel fills the SMs that the
+	// tail of the previous one leaves idle. Every edge compute has, side
+	// has too (entry, master entry, exit).
+	side          *launch.Stream
+	result        *launch.Stream // master only
+	scatter, recv *launch.Stream // remotes only, on the master
 
 	counter  *launch.Buffer[uint32] // persistent-launch counter of compute
+	sideCtr  *launch.Buffer[uint32] // persistent-launch counter of side
+	flip     bool                   // the next per_ray launch goes to side (under launchMu)
 	launchMu sync.Mutex             // a launch and its counter reset stay together
 	resultMu sync.Mutex             // one host download sequence at a time
 
@@ -164,12 +171,16 @@ func (r *Replica) Enter(master shard.Event) (shard.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := entry.enqueueOn(r.compute); err != nil {
-		return nil, err
+	for _, s := range []*launch.Stream{r.compute, r.side} {
+		if err := entry.enqueueOn(s); err != nil {
+			return nil, err
+		}
 	}
 	if !r.isMaster {
-		if err := waitOn(r.compute, master); err != nil {
-			return nil, err
+		for _, s := range []*launch.Stream{r.compute, r.side} {
+			if err := waitOn(s, master); err != nil {
+				return nil, err
+			}
 		}
 		if err := waitOn(r.scatter, master); err != nil {
 			return nil, err
@@ -186,11 +197,15 @@ func (r *Replica) Exit() error {
 	if err := r.live(); err != nil {
 		return err
 	}
-	done, err := r.record(r.compute)
-	if err == nil {
-		err = done.enqueueOn(r.main)
+	var errs []error
+	for _, s := range []*launch.Stream{r.compute, r.side} {
+		done, err := r.record(s)
+		if err == nil {
+			err = done.enqueueOn(r.main)
+		}
+		errs = append(errs, err)
 	}
-	return errors.Join(err, r.takeErr())
+	return errors.Join(append(errs, r.takeErr())...)
 }
 
 // Apply implements shard.Replica. UpdateVertices is validated against the
@@ -233,7 +248,7 @@ func (r *Replica) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
-	streams := []*launch.Stream{r.compute, r.in, r.gather, r.result, r.scatter, r.recv, r.main}
+	streams := []*launch.Stream{r.compute, r.side, r.in, r.gather, r.result, r.scatter, r.recv, r.main}
 	var errs []error
 	for _, s := range streams {
 		if s != nil {
@@ -243,7 +258,7 @@ func (r *Replica) Close() error {
 	if r.bvh != nil {
 		errs = append(errs, r.bvh.Close())
 	}
-	errs = append(errs, r.counter.Close())
+	errs = append(errs, r.counter.Close(), r.sideCtr.Close())
 	for _, s := range streams {
 		if s != nil {
 			errs = append(errs, s.Close())

@@ -158,6 +158,9 @@ func (s *Source) build(ctx context.Context, master, ord int, meshes []geom.Mesh,
 	if r.counter, err = launch.Alloc[uint32](dv.d, 1); err != nil {
 		return nil, err
 	}
+	if r.sideCtr, err = launch.Alloc[uint32](dv.d, 1); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -201,7 +204,7 @@ func peer(master, remote *launch.Device, allowNone bool) error {
 
 // openStreams creates the replica's streams (see Replica).
 func (r *Replica) openStreams() error {
-	mine := []**launch.Stream{&r.main, &r.compute, &r.in, &r.gather}
+	mine := []**launch.Stream{&r.main, &r.compute, &r.side, &r.in, &r.gather}
 	var onMaster []**launch.Stream
 	if r.isMaster {
 		onMaster = []**launch.Stream{&r.result}

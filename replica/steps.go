@@ -198,7 +198,16 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	if p.lo != lo || p.hi != hi {
 		return nil, nil, fmt.Errorf("replica: launch of rows [%d,%d) on inputs of rows [%d,%d)", lo, hi, p.lo, p.hi)
 	}
-	s := r.compute
+	// Alternate the launch stream (see Replica.side); the pick and the
+	// launch stay together under launchMu so each stream's counter is
+	// reset and used in its stream's order.
+	r.launchMu.Lock()
+	defer r.launchMu.Unlock()
+	s, counter := r.compute, r.counter
+	if r.flip {
+		s, counter = r.side, r.sideCtr
+	}
+	r.flip = !r.flip
 	if err := waitOn(s, ready); err != nil {
 		return nil, nil, err
 	}
@@ -220,9 +229,7 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	if err != nil {
 		return nil, nil, err
 	}
-	r.launchMu.Lock()
-	err = j.run(r.bvh, s, p.cols, out.cols, hi-lo, r.counter)
-	r.launchMu.Unlock()
+	err = j.run(r.bvh, s, p.cols, out.cols, hi-lo, counter)
 	p.used(s)
 	if err != nil {
 		out.Release()

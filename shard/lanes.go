@@ -151,3 +151,35 @@ func (r *laneRun[R]) release() {
 		}
 	}
 }
+
+// LanesOnMaster plans a grid_reduce task and reports whether every lane
+// runs on the master. When they do, it records that dispatch (LastDispatch,
+// LastChunkPlan) and returns the master replica, so that the caller can run
+// the single-device call it is (RayD's "dispatched as the single-device
+// call") without the layer's replicate, fold and gather steps; ok false
+// means run RunLanes. The caller must keep the replicas' geometry unchanged
+// for the duration of its call, as a layer call would.
+func LanesOnMaster[R any](l *Layer, t LaneTask[R]) (master Replica, ok bool, err error) {
+	total, offset, count, err := t.Lanes()
+	if err != nil {
+		return nil, false, err
+	}
+	l.rw.RLock()
+	defer l.rw.RUnlock()
+	reps, err := l.ready()
+	if err != nil {
+		return nil, false, err
+	}
+	if l.chunked {
+		return nil, false, nil
+	}
+	s, err := l.PlanLanes(t.Op(), total, offset, count)
+	if err != nil {
+		return nil, false, err
+	}
+	if s.Dispatch.Mode != ModeMaster {
+		return nil, false, nil
+	}
+	l.record(s)
+	return reps[0], true, nil
+}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -255,6 +256,42 @@ func (l *Layer) MasterReplica() (Replica, error) {
 	}
 	return reps[0], nil
 }
+
+// Replicas returns the built replicas in device order (master first), for a
+// second layer over the same devices (see Borrow).
+func (l *Layer) Replicas() ([]Replica, error) {
+	l.rw.RLock()
+	defer l.rw.RUnlock()
+	reps, err := l.ready()
+	if err != nil {
+		return nil, err
+	}
+	return append([]Replica(nil), reps...), nil
+}
+
+// Borrow is a Builder that hands out reps (one per device, as Replicas
+// returns them) without building anything; the layer built from it leaves
+// their Close to their owner. It serves a second layer planned over the same
+// devices with other options, such as a calibration layer with a lower floor.
+func Borrow(reps []Replica) Builder {
+	return func(ctx context.Context, device int) (Replica, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, r := range reps {
+			if r.Device() == device {
+				return borrowed{r}, nil
+			}
+		}
+		return nil, fmt.Errorf("shard: no borrowed replica on device %d", device)
+	}
+}
+
+// borrowed is a replica whose Close is its owner's.
+type borrowed struct{ Replica }
+
+// Close does nothing: the owner closes the replica.
+func (borrowed) Close() error { return nil }
 
 // ready returns the replica set for a call, or the refusal. The caller holds
 // l.rw (shared or exclusive).

@@ -1,0 +1,124 @@
+package rayd_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd"
+	"github.com/rayd-go/rayd/calibrate"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
+	"github.com/rayd-go/rayd/shard"
+)
+
+// The device fast paths of a 2-GPU scene run through the layer (rays and
+// records on the master) and agree bit for bit with the host paths of a
+// 1-GPU scene; poisoned outputs are all overwritten.
+func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
+	gputest.MustHaveDevices(t, 2)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(rand.Uint64(), 13))
+	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(48, 2, -0.5)}
+	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA))
+	require.NoError(t, err)
+	defer one.Close()
+	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024}))
+	require.NoError(t, err)
+	defer two.Close()
+	tb, err := geom.BuildTables(meshes)
+	require.NoError(t, err)
+	o, d, _ := testscene.RandomRays(r, tb, 150001)
+	rays := rayd.Rays{Origins: o, Directions: d}
+	n := rays.Len()
+
+	dr, err := two.UploadRays(ctx, rays)
+	require.NoError(t, err)
+	defer dr.Close()
+	dh, err := two.AllocHits(n, rayd.FlagsAll)
+	require.NoError(t, err)
+	defer dh.Close()
+	require.NoError(t, dh.T.Memset32(mustStream(t, dh), 0x7fc00bad))
+	require.NoError(t, two.IntersectInto(ctx, dr, dh))
+	assert.Equal(t, shard.ModePipelined, two.LastDispatch().Mode)
+	got, err := dh.Download(ctx)
+	require.NoError(t, err)
+	want, err := one.Intersect(ctx, rays, rayd.FlagsAll)
+	require.NoError(t, err)
+	assert.True(t, testscene.SameHits(want, got), "2-GPU IntersectInto differs from 1 GPU")
+
+	out, err := two.AllocReflections(n, 4, true)
+	require.NoError(t, err)
+	defer out.Close()
+	st := mustStreamOn(t, out.T)
+	require.NoError(t, out.T.Memset32(st, 0x7fc00bad))
+	require.NoError(t, st.Synchronize())
+	require.NoError(t, two.TraceReflectionsInto(ctx, dr, out))
+	wr, err := one.TraceReflections(ctx, rays, 4)
+	require.NoError(t, err)
+	gotT := make([]float32, len(wr.T))
+	gotP := make([]int32, len(wr.PrimIDs))
+	gotI := make([]float32, len(wr.ImageSources))
+	require.NoError(t, out.T.Download(st, gotT))
+	require.NoError(t, out.PrimIDs.Download(st, gotP))
+	require.NoError(t, out.ImageSources.Download(st, gotI))
+	assert.True(t, testscene.EqualBits(wr.T, gotT), "2-GPU TraceReflectionsInto t")
+	assert.Equal(t, wr.PrimIDs, gotP)
+	assert.True(t, testscene.EqualBits(wr.ImageSources, gotI))
+
+	ends := make([]float32, len(o))
+	for i := range ends {
+		ends[i] = o[i] + d[i]
+	}
+	seg, err := two.UploadRays(ctx, rayd.Rays{Origins: o, Directions: ends})
+	require.NoError(t, err)
+	defer seg.Close()
+	vb, err := two.AllocVisible(n)
+	require.NoError(t, err)
+	defer vb.Close()
+	require.NoError(t, two.VisibleInto(ctx, seg, vb))
+	wantV, err := one.Visible(ctx, o, ends, nil)
+	require.NoError(t, err)
+	gotV := make([]uint8, n)
+	require.NoError(t, vb.Download(st, gotV))
+	for i := range wantV {
+		require.Equal(t, wantV[i], gotV[i] != 0, "row %d", i)
+	}
+
+	// Buffers of the other scene's device are refused.
+	oneRays, err := one.UploadRays(ctx, rays)
+	require.NoError(t, err)
+	defer oneRays.Close()
+	assert.ErrorIs(t, two.IntersectInto(ctx, oneRays, dh), rayd.ErrWrongDevice)
+}
+
+// The built-in probe on CUDA replicas: every device is timed with resident
+// rays, the ladder runs, and the weights land under the default operation.
+func TestGPUCalibrateBuiltInProbe(t *testing.T) {
+	gputest.MustHaveDevices(t, 2)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(rand.Uint64(), 17))
+	meshes := []rayd.Mesh{testscene.Soup(r, 50000, 0.02)}
+	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1))
+	require.NoError(t, err)
+	defer s.Close()
+	for _, b := range []int{0, 4} {
+		rec, err := s.Calibrate(ctx, rayd.CalibrateOptions{Options: calibrate.Options{Rows: 1 << 18, MaxBounces: b}})
+		require.NoError(t, err)
+		t.Logf("\n%s", rec)
+		for i, sec := range rec.Seconds {
+			assert.Greater(t, sec, 0.0, "device %d timed", i)
+		}
+		require.NotEmpty(t, rec.CandidateSeconds)
+		for i, sec := range rec.CandidateSeconds {
+			assert.Greater(t, sec, 0.0, "rung %d timed", i)
+		}
+		w, err := s.DeviceWeights(rec.Operation)
+		require.NoError(t, err)
+		assert.Equal(t, rec.Weights, w)
+	}
+}
