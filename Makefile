@@ -7,7 +7,7 @@ LDFLAGS  := -s -w -X main.commit=$(COMMIT)
 GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids
 export NCCL_NVLS_ENABLE := 0
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-rf clean
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-rf bench-multi bench-sweep clean
 
 all: build test
 
@@ -41,7 +41,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
-	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/rayd ./cmd/rayd
+	CGO_ENABLED=0 $(GO) build -ldflags "-s -w -X main.buildCommit=$(COMMIT)" -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/ptxdigest ./cmd/ptxdigest
 
 ## gpu-accept: run every GPU-tier suite (nothing may skip) and write tests/evidence/gpu-accept.json.
@@ -62,6 +62,28 @@ bench-geometry:
 ## bench-rf: RF benchmark -> benchmarks/results/rf-h200.json.
 bench-rf:
 	$(BIN)/rfbench -out benchmarks/results/rf-h200.json
+
+## bench-multi: `rayd bench` BENCH_RUNS times back to back (a validated JSON
+## record and the printed table per run), then the stability summary
+## (min/median/max of every row, calibration tallies) and the speedup plot.
+BENCH_RUNS ?= 20
+BENCH_DIR  ?= benchmarks/results/multidevice-h200x2
+bench-multi:
+	@mkdir -p $(BENCH_DIR)/runs
+	@for i in $$(seq -w 1 $(BENCH_RUNS)); do \
+		$(BIN)/rayd bench -quiet -json $(BENCH_DIR)/runs/run-$$i.json > $(BENCH_DIR)/runs/run-$$i.txt || exit 1; done
+	$(BIN)/rayd bench summarize -json $(BENCH_DIR)/stability.json -plot $(BENCH_DIR)/speedup.png \
+		$(BENCH_DIR)/runs/run-*.json | tee $(BENCH_DIR)/stability.txt
+
+## bench-sweep: batch sweeps for the plot (per_ray rays 2^18, 2^20, 2^24;
+## accumulation samples 2^16 .. 2^24), plotted with the runs of bench-multi.
+bench-sweep:
+	@mkdir -p $(BENCH_DIR)/sweep
+	@for n in 262144 1048576 16777216; do \
+		$(BIN)/rayd bench -quiet -rays $$n -json $(BENCH_DIR)/sweep/rays-$$n.json > $(BENCH_DIR)/sweep/rays-$$n.txt || exit 1; done
+	@for n in 65536 1048576 4194304 16777216; do \
+		$(BIN)/rayd bench -quiet -accum-only -accum-samples $$n -json $(BENCH_DIR)/sweep/samples-$$n.json > $(BENCH_DIR)/sweep/samples-$$n.txt || exit 1; done
+	$(BIN)/rayd bench summarize -plot $(BENCH_DIR)/speedup-sweep.png $(BENCH_DIR)/sweep/*.json $(BENCH_DIR)/runs/run-01.json > /dev/null
 
 clean:
 	rm -rf $(BIN)

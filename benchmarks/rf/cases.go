@@ -7,6 +7,7 @@ import (
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/internal/workload"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ref"
@@ -82,15 +83,6 @@ func sameCounters(a, b *rf.AccumResult) bool {
 	return fmt.Sprint(counters(a)) == fmt.Sprint(counters(b))
 }
 
-// fixtureStates are the two states of the §10.1 accumulation fixture.
-func fixtureStates() *rf.DfrStates {
-	return &rf.DfrStates{
-		EdgeIndex: []int32{0, 1}, EdgePos: []float32{0, 0, 0, 0.25, 0, 0}, EdgeDir: []float32{1, 0, 0, 1, 0, 0},
-		EdgeTMin: []float32{-1, -1}, EdgeTMax: []float32{1, 1}, N0: []float32{0, 0, 1, 0, 0, 1}, N1: []float32{0, 0, -1, 0, 0, -1},
-		Prim0: []int32{0, 0}, Prim1: []int32{0, 0}, ExteriorAngle: []float32{math.Pi, math.Pi},
-		Src: []float32{0, -1, 0.25, 0, -1, 0.25}, SrcPower: []float32{1, 1},
-	}
-}
 
 // urban is the light grid (72,962 ground triangles on z = 0 over [−1, 1]²)
 // with boxes standing on it, and n states on the boxes' roof edges: each
@@ -214,7 +206,7 @@ func (b *bench) fixture(counts []int) error {
 		return err
 	}
 	defer sc.bvh.Close()
-	st := fixtureStates()
+	_, st, _ := testscene.AccumFixture()
 	g := rf.DfrGrid{Axis: 2, Coord0Min: -1, Coord0Max: 1, Coord1Min: -1, Coord1Max: 1, Res0: 4, Res1: 4}
 	states, err := upload(b.s, accel.PackDfrStates(st, 2, nil, nil, 1, sc.tables.Triangle))
 	if err != nil {

@@ -26,12 +26,8 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg := workload.Light
-	switch *config {
-	case "light":
-	case "compute":
-		cfg = workload.Compute
-	default:
+	cfg, ok := workloadNamed(*config)
+	if !ok {
 		fmt.Fprintf(stderr, "rayd demo: unknown config %q\n", *config)
 		return 2
 	}
@@ -83,4 +79,16 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "hits: %d of %d rays (%.1f%%), mean t %.4f\n", hit, n, 100*float64(hit)/float64(n), mean)
 	return 0
+}
+
+// workloadNamed is the benchmark configuration called name (light or
+// compute).
+func workloadNamed(name string) (workload.Config, bool) {
+	switch name {
+	case workload.Light.Name:
+		return workload.Light, true
+	case workload.Compute.Name:
+		return workload.Compute, true
+	}
+	return workload.Config{}, false
 }

@@ -4,6 +4,15 @@
 //	                    and whether libnvoptix and libnccl load
 //	rayd demo [-config light|compute] [-rays N] [-backend auto|cuda|optix|cpu]
 //	                    trace a benchmark scene on the best backend available
+//	rayd bench [-config light|compute|all] [-devices 0,1] [-json PATH] [-plot PATH] ...
+//	                    the multi-device benchmark: one GPU against every GPU,
+//	                    calibrated rows, offload, accumulation (CPU reference
+//	                    on a small scene when there is no driver)
+//	rayd bench summarize [-json PATH] [-plot PATH] RECORD.json...
+//	                    min/median/max of every row over repeated runs
+//	rayd calibrate [-config light|compute] [-devices 0,1] [-json PATH]
+//	                    calibrate intersect and trace_reflections and print
+//	                    describe() for each
 //	rayd launch -n N prog args...
 //	                    start N ranks of prog on this node (process per GPU)
 //
@@ -33,6 +42,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdDemo(args[1:], stdout, stderr)
 	case "launch":
 		return cmdLaunch(args[1:], stdout, stderr)
+	case "bench":
+		return cmdBench(args[1:], stdout, stderr)
+	case "calibrate":
+		return cmdCalibrate(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -48,5 +61,7 @@ func usage(w io.Writer) {
 commands:
   info    show the CUDA driver, devices, peer access and optional libraries
   demo    trace a benchmark scene (light or compute) on the best backend available
+  bench      the multi-device benchmark (rayd bench -h for its flags)
+  calibrate  measure the per-operation device weights of a benchmark scene
   launch  run N copies of a program, one per GPU, with RANK/LOCAL_RANK/WORLD_SIZE set`)
 }
