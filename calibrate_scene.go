@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rayd-go/rayd/calibrate"
-	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/shard"
 )
 
@@ -194,7 +193,7 @@ func (v *views) at(ctx context.Context, weights []float64) (*Scene, error) {
 		return nil, err
 	}
 	sc := &Scene{tables: v.s.tables, backend: v.s.backend, device: v.s.device, log: v.s.log,
-		layer: l, eng: &layerEngine{l: l, dev: le.dev, topo: le.topo, streams: make(chan *launch.Stream, streamSlots)}}
+		layer: l, eng: &layerEngine{l: l, dev: le.dev, topo: le.topo, streams: make(chan *masterSlot, streamSlots)}}
 	v.byKey[key] = sc
 	return sc, nil
 }

@@ -99,11 +99,11 @@ func (s *Scene) uploadStream(ctx context.Context) (*launch.Stream, func(), error
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: no device to upload to", ErrBackendUnavailable)
 	}
-	st, err := le.acquireStream(ctx)
+	m, err := le.acquireStream(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return st, func() { le.releaseStream(st) }, nil
+	return m.st, func() { le.releaseStream(m) }, nil
 }
 
 // UploadRays copies a host batch to new device buffers on the scene's device.
@@ -226,11 +226,10 @@ func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *Device
 		return accel.Hits{T: out.T, P: out.P, N: out.Normal, GeoN: out.GeoN, UV: out.UV, Bary: out.Bary,
 			ShapeID: out.ShapeID, PrimID: out.PrimID, LocalPrimID: out.LocalPrimID, GlobalPrimID: out.GlobalPrimID}
 	}
-	return s.fastPath(ctx, rays, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
-		return e.bvh.Intersect(sl.s, r, out.Flags, hits())
-	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays) error {
-		_, err := shard.RunRows(ctx, l, &replica.DeviceIntersect{Rays: r, Flags: out.Flags, Out: hits(), Stream: st})
-		return err
+	return s.fastPath(ctx, rays, check, func(t tracer, st *launch.Stream, r accel.Rays) error {
+		return t.Intersect(st, r, out.Flags, hits())
+	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays, direct func(shard.Replica) error) error {
+		return layerRows(ctx, l, &replica.DeviceIntersect{Rays: r, Flags: out.Flags, Out: hits(), Stream: st}, direct)
 	})
 }
 
@@ -240,7 +239,7 @@ func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *Device
 // replicated scene runs the device task through the layer (multi), which
 // returns once the results are in place. An empty batch launches nothing.
 func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*launch.Device) error,
-	run func(e *cudaEngine, sl *slot, r accel.Rays) error, multi func(context.Context, *shard.Layer, *launch.Stream, accel.Rays) error) error {
+	run func(t tracer, st *launch.Stream, r accel.Rays) error, multi layerCall) error {
 	if err := s.rlock(); err != nil {
 		return err
 	}
@@ -260,18 +259,29 @@ func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*laun
 	}
 	if le, ok := s.eng.(*layerEngine); ok {
 		// The layer orders every chunk on a master stream instead of
-		// waiting on the host per retired chunk; one wait at the end.
-		st, err := le.acquireStream(ctx)
+		// waiting on the host per retired chunk; one wait at the end. A
+		// call the plan keeps on the master is the single-device launch on
+		// the master's replica.
+		m, err := le.acquireStream(ctx)
 		if err != nil {
 			return err
 		}
-		defer le.releaseStream(st)
+		defer le.releaseStream(m)
 		r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N}
-		if err := multi(ctx, s.layer, st, r); err != nil {
-			_ = st.Synchronize() // copies of the inputs may still be queued
+		direct := func(rep shard.Replica) error {
+			cr, ok := rep.(cudaReplica)
+			if !ok {
+				return fmt.Errorf("%w: the master replica is not a CUDA device", ErrBackendUnavailable)
+			}
+			rc := r
+			rc.Counter = m.counter
+			return run(cr.BVH(), m.st, rc)
+		}
+		if err := multi(ctx, s.layer, m.st, r, direct); err != nil {
+			_ = m.st.Synchronize() // copies of the inputs may still be queued
 			return err
 		}
-		return st.Synchronize()
+		return m.st.Synchronize()
 	}
 	e, err := s.cuda()
 	if err != nil {
@@ -283,10 +293,29 @@ func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*laun
 	}
 	defer e.release(sl)
 	r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N, Counter: sl.counter}
-	if err := run(e, sl, r); err != nil {
+	if err := run(e.bvh, sl.s, r); err != nil {
 		return err
 	}
 	return sl.s.Synchronize()
+}
+
+// layerCall runs a device fast path through a replicated scene's layer on
+// master stream st; direct runs it as the single-device call on the master
+// replica it is given.
+type layerCall func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays, direct func(shard.Replica) error) error
+
+// layerRows runs t on the layer, or through direct when the plan keeps the
+// whole batch on the master (shard.RowsOnMaster).
+func layerRows[R any](ctx context.Context, l *shard.Layer, t shard.RowTask[R], direct func(shard.Replica) error) error {
+	rep, ok, err := shard.RowsOnMaster(l, t)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return direct(rep)
+	}
+	_, err = shard.RunRows(ctx, l, t)
+	return err
 }
 
 func sameDevice(dev *launch.Device, what string, d *launch.Device) error {

@@ -76,11 +76,10 @@ func (s *Scene) TraceReflectionsInto(ctx context.Context, rays *DeviceRays, out 
 	rec := func() accel.Reflections {
 		return accel.Reflections{Valid: out.Valid, T: out.T, Prim: out.PrimIDs, Images: out.ImageSources}
 	}
-	return s.fastPath(ctx, rays, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
-		return e.bvh.TraceReflections(sl.s, r, out.Bounces, rec())
-	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays) error {
-		_, err := shard.RunRows(ctx, l, &replica.DeviceReflections{Rays: r, Bounces: out.Bounces, Out: rec(), Stream: st})
-		return err
+	return s.fastPath(ctx, rays, check, func(t tracer, st *launch.Stream, r accel.Rays) error {
+		return t.TraceReflections(st, r, out.Bounces, rec())
+	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays, direct func(shard.Replica) error) error {
+		return layerRows(ctx, l, &replica.DeviceReflections{Rays: r, Bounces: out.Bounces, Out: rec(), Stream: st}, direct)
 	})
 }
 
@@ -94,12 +93,11 @@ func (s *Scene) VisibleInto(ctx context.Context, segments *DeviceRays, out *Buff
 		}
 		return sameDevice(dev, "visibility output", out.Device())
 	}
-	return s.fastPath(ctx, segments, check, func(e *cudaEngine, sl *slot, r accel.Rays) error {
+	return s.fastPath(ctx, segments, check, func(t tracer, st *launch.Stream, r accel.Rays) error {
 		seg := accel.Segments{Start: r.O, End: r.D, Active: r.Active, N: r.N, Counter: r.Counter}
-		return e.bvh.Visible(sl.s, seg, out)
-	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays) error {
+		return t.Visible(st, seg, out)
+	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays, direct func(shard.Replica) error) error {
 		seg := accel.Segments{Start: r.O, End: r.D, Active: r.Active, N: r.N}
-		_, err := shard.RunRows(ctx, l, &replica.DeviceVisible{Segments: seg, Out: out, Stream: st})
-		return err
+		return layerRows(ctx, l, &replica.DeviceVisible{Segments: seg, Out: out, Stream: st}, direct)
 	})
 }

@@ -119,30 +119,51 @@ type layerEngine struct {
 	dev *launch.Device
 	// topo is the source's topology (calibration plans its views on it).
 	topo shard.Topology
-	// streams are the master's streams the device fast paths hand to the
-	// layer (created on first use, up to streamSlots, reused).
-	streams chan *launch.Stream
+	// streams are the master's stream slots the device fast paths use
+	// (created on first use, up to streamSlots kept, reused).
+	streams chan *masterSlot
 }
 
-// acquireStream takes a stream of the master for one device fast-path call.
-func (e *layerEngine) acquireStream(ctx context.Context) (*launch.Stream, error) {
+// masterSlot is a stream of the master with its own persistent-launch
+// counter (for a call the layer runs as the single-device call).
+type masterSlot struct {
+	st      *launch.Stream
+	counter *launch.Buffer[uint32]
+}
+
+func (m *masterSlot) close() {
+	_ = m.st.Close()
+	_ = m.counter.Close()
+}
+
+// acquireStream takes a master slot for one device fast-path call.
+func (e *layerEngine) acquireStream(ctx context.Context) (*masterSlot, error) {
 	select {
-	case st := <-e.streams:
-		return st, nil
+	case m := <-e.streams:
+		return m, nil
 	default:
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.dev.NewStream()
+	st, err := e.dev.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	c, err := launch.Alloc[uint32](e.dev, 1)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return &masterSlot{st: st, counter: c}, nil
 }
 
-// releaseStream returns st to the pool (or closes it when the pool is full).
-func (e *layerEngine) releaseStream(st *launch.Stream) {
+// releaseStream returns m to the pool (or closes it when the pool is full).
+func (e *layerEngine) releaseStream(m *masterSlot) {
 	select {
-	case e.streams <- st:
+	case e.streams <- m:
 	default:
-		_ = st.Close()
+		m.close()
 	}
 }
 
@@ -169,8 +190,8 @@ func (e *layerEngine) close() error {
 	err := e.l.Close()
 	if e.streams != nil {
 		close(e.streams)
-		for st := range e.streams {
-			_ = st.Close()
+		for m := range e.streams {
+			m.close()
 		}
 	}
 	if e.src != nil {

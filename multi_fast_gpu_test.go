@@ -89,6 +89,23 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 		require.Equal(t, wantV[i], gotV[i] != 0, "row %d", i)
 	}
 
+	// Weights [1 0]: the single-device launch on the master, same bits.
+	pinned, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithMultiDevice(rayd.MultiDeviceOptions{Weights: []float64{1, 0}}))
+	require.NoError(t, err)
+	defer pinned.Close()
+	pr, err := pinned.UploadRays(ctx, rays)
+	require.NoError(t, err)
+	defer pr.Close()
+	ph, err := pinned.AllocHits(n, rayd.FlagsAll)
+	require.NoError(t, err)
+	defer ph.Close()
+	require.NoError(t, ph.T.Memset32(mustStream(t, ph), 0x7fc00bad))
+	require.NoError(t, pinned.IntersectInto(ctx, pr, ph))
+	assert.Equal(t, shard.ModeMaster, pinned.LastDispatch().Mode)
+	pg, err := ph.Download(ctx)
+	require.NoError(t, err)
+	assert.True(t, testscene.SameHits(want, pg), "master-only IntersectInto differs from 1 GPU")
+
 	// Buffers of the other scene's device are refused.
 	oneRays, err := one.UploadRays(ctx, rays)
 	require.NoError(t, err)

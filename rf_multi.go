@@ -62,16 +62,16 @@ func (s *Scene) accumDfrDirectMulti(ctx context.Context, st *rf.DfrStates, g rf.
 
 // onMaster runs fn on a stream of the master and waits for it.
 func (e *layerEngine) onMaster(ctx context.Context, fn func(st *launch.Stream) error) error {
-	st, err := e.acquireStream(ctx)
+	m, err := e.acquireStream(ctx)
 	if err != nil {
 		return err
 	}
-	defer e.releaseStream(st)
-	if err := fn(st); err != nil {
-		_ = st.Synchronize()
+	defer e.releaseStream(m)
+	if err := fn(m.st); err != nil {
+		_ = m.st.Synchronize()
 		return err
 	}
-	return st.Synchronize()
+	return m.st.Synchronize()
 }
 
 // accumDfrCoherentDirectMulti runs accum_dfr_coherent_direct through the

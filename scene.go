@@ -10,7 +10,6 @@ import (
 
 	"github.com/rayd-go/rayd/calibrate"
 	"github.com/rayd-go/rayd/geom"
-	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/shard"
 )
 
@@ -97,7 +96,7 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 	}
 	if layer != nil {
 		le := &layerEngine{l: layer, dev: masterDevice(src, layer.Master()), topo: src.Topology(),
-			streams: make(chan *launch.Stream, streamSlots)}
+			streams: make(chan *masterSlot, streamSlots)}
 		if c, ok := src.(io.Closer); ok && src != cfg.source {
 			le.src = c
 		}

@@ -183,3 +183,30 @@ func LanesOnMaster[R any](l *Layer, t LaneTask[R]) (master Replica, ok bool, err
 	l.record(s)
 	return reps[0], true, nil
 }
+
+// RowsOnMaster is LanesOnMaster for a per_ray task: when the plan runs the
+// whole batch on the master (dispatch master: weights [w, 0, …], or every
+// remote shard below the floor; never with a chunking knob), it records that
+// dispatch and returns the master replica for the caller's single-device
+// call; ok false means run RunRows.
+func RowsOnMaster[R any](l *Layer, t RowTask[R]) (master Replica, ok bool, err error) {
+	n, err := t.Rows()
+	if err != nil {
+		return nil, false, err
+	}
+	l.rw.RLock()
+	defer l.rw.RUnlock()
+	reps, err := l.ready()
+	if err != nil {
+		return nil, false, err
+	}
+	s, err := l.PlanRows(t.Op(), n)
+	if err != nil {
+		return nil, false, err
+	}
+	if s.Dispatch.Mode != ModeMaster {
+		return nil, false, nil
+	}
+	l.record(s)
+	return reps[0], true, nil
+}

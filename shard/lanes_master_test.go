@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/rf"
 	"github.com/rayd-go/rayd/shard"
 )
@@ -40,6 +41,35 @@ func TestLanesOnMasterRecordsTheMasterDispatch(t *testing.T) {
 			require.Equal(t, 0, rep.Device())
 			require.Equal(t, shard.ModeMaster, l.LastDispatch().Mode)
 			require.Equal(t, shard.OpAccumDfrDirect, l.LastDispatch().Operation)
+		})
+	}
+}
+
+// RowsOnMaster: true exactly for a master dispatch, nothing launched.
+func TestRowsOnMasterRecordsTheMasterDispatch(t *testing.T) {
+	b := newBatch(3000, 9)
+	for _, c := range []struct {
+		name   string
+		o      shard.Options
+		master bool
+	}{
+		{"weights [1 0]", shard.Options{Weights: []float64{1, 0}}, true},
+		{"below the floor", shard.Options{}, true},
+		{"pipelined", shard.Options{MinRaysPerDevice: 16}, false},
+		{"chunked", shard.Options{Weights: []float64{1, 0}, ChunkRays: 512}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, cl := newLayer(t, 2, []int{0, 1}, c.o)
+			rep, ok, err := shard.RowsOnMaster(l, intersectTask(b, geom.FlagsAll))
+			require.NoError(t, err)
+			require.Equal(t, c.master, ok)
+			for _, dev := range []int{0, 1} {
+				require.Zero(t, cl.Stats(dev).Launches, "cuda:%d was used", dev)
+			}
+			if ok {
+				require.Equal(t, 0, rep.Device())
+				require.Equal(t, shard.ModeMaster, l.LastDispatch().Mode)
+			}
 		})
 	}
 }

@@ -83,7 +83,6 @@ func sameCounters(a, b *rf.AccumResult) bool {
 	return fmt.Sprint(counters(a)) == fmt.Sprint(counters(b))
 }
 
-
 // urban is the light grid (72,962 ground triangles on z = 0 over [−1, 1]²)
 // with boxes standing on it, and n states on the boxes' roof edges: each
 // wedge is the roof (prim0, normal +z) and one wall (prim1), exterior angle
