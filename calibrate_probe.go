@@ -9,6 +9,7 @@ import (
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/calibrate"
 	"github.com/rayd-go/rayd/launch"
+	"github.com/rayd-go/rayd/shard"
 )
 
 // callTimer times one synchronous call from a synchronized start: with
@@ -36,7 +37,7 @@ func (s *Scene) newCallTimer() *callTimer {
 		return t
 	}
 	for _, r := range reps {
-		ld, ok := r.(launchDevicer)
+		ld, ok := shard.Unwrap(r).(launchDevicer)
 		if !ok {
 			return &callTimer{}
 		}
@@ -149,7 +150,7 @@ func (s *Scene) builtinProbe(v *views, o calibrate.Options) (*builtinProbe, erro
 	}
 	cuda := len(v.timer.devs) > 0
 	for _, r := range reps {
-		if _, ok := r.(cudaReplica); !ok {
+		if _, ok := shard.Unwrap(r).(cudaReplica); !ok {
 			cuda = false
 		}
 	}
@@ -158,7 +159,7 @@ func (s *Scene) builtinProbe(v *views, o calibrate.Options) (*builtinProbe, erro
 		return p, nil
 	}
 	for _, r := range reps {
-		cr := r.(cudaReplica)
+		cr := shard.Unwrap(r).(cudaReplica)
 		pd, err := newProbeDevice(cr.LaunchDevice(), cr.BVH(), p.host, p.bounces)
 		if pd != nil {
 			pd.ord = r.Device()

@@ -269,7 +269,7 @@ func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*laun
 		defer le.releaseStream(m)
 		r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N}
 		direct := func(rep shard.Replica) error {
-			cr, ok := rep.(cudaReplica)
+			cr, ok := shard.Unwrap(rep).(cudaReplica)
 			if !ok {
 				return fmt.Errorf("%w: the master replica is not a CUDA device", ErrBackendUnavailable)
 			}

@@ -1,6 +1,9 @@
 package rayd
 
-import "github.com/rayd-go/rayd/launch"
+import (
+	"github.com/rayd-go/rayd/launch"
+	"github.com/rayd-go/rayd/shard"
+)
 
 // DeviceMemory is the device memory a scene allocated through rayd-go on
 // one device: what is allocated now and the high-water mark since the last
@@ -42,7 +45,7 @@ func (s *Scene) memDevices() []*launch.Device {
 		}
 		var devs []*launch.Device
 		for _, r := range reps {
-			ld, ok := r.(launchDevicer)
+			ld, ok := shard.Unwrap(r).(launchDevicer)
 			if !ok {
 				return nil
 			}

@@ -43,7 +43,7 @@ func (s *Scene) accumDfrDirectMulti(ctx context.Context, st *rf.DfrStates, g rf.
 	t := &shard.AccumDfrDirect{Faces: s.tables.NumFaces(), States: st, Grid: g, Material: m, Active: active, Options: opt}
 	if rep, ok, err := shard.LanesOnMaster[*rf.AccumResult](e.l, t); err != nil {
 		return nil, err
-	} else if cr, cuda := rep.(cudaReplica); ok && cuda {
+	} else if cr, cuda := shard.Unwrap(rep).(cudaReplica); ok && cuda {
 		// Every lane on the master: the single-device call on its replica.
 		n, err := validateDirect(s.tables.NumFaces(), st, g, m, active, opt)
 		if err != nil {

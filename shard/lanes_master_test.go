@@ -1,6 +1,7 @@
 package shard_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -72,4 +73,22 @@ func TestRowsOnMasterRecordsTheMasterDispatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A borrowed replica unwraps to its owner's; Close leaves it open.
+func TestBorrowUnwrapsAndDoesNotClose(t *testing.T) {
+	l, _ := newLayer(t, 2, []int{0, 1}, shard.Options{})
+	reps, err := l.Replicas()
+	require.NoError(t, err)
+	b, err := shard.Borrow(reps)(context.Background(), 1)
+	require.NoError(t, err)
+	require.NotEqual(t, reps[1], b)
+	require.Equal(t, reps[1], shard.Unwrap(b))
+	require.Equal(t, reps[0], shard.Unwrap(reps[0]))
+	require.NoError(t, b.Close())
+	_, err = shard.Borrow(reps)(context.Background(), 7)
+	require.Error(t, err)
+	got, err := shard.RunRows(context.Background(), l, intersectTask(newBatch(100, 3), geom.FlagsNone))
+	require.NoError(t, err, "the owner's replica is still open")
+	require.Len(t, got.T, 100)
 }

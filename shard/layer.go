@@ -293,6 +293,18 @@ type borrowed struct{ Replica }
 // Close does nothing: the owner closes the replica.
 func (borrowed) Close() error { return nil }
 
+// Unwrap returns the owner's replica (for callers that need its concrete
+// type, such as a device's acceleration structure).
+func (b borrowed) Unwrap() Replica { return b.Replica }
+
+// Unwrap returns the replica behind a borrowed one (see Borrow), or r.
+func Unwrap(r Replica) Replica {
+	if b, ok := r.(borrowed); ok {
+		return b.Replica
+	}
+	return r
+}
+
 // ready returns the replica set for a call, or the refusal. The caller holds
 // l.rw (shared or exclusive).
 func (l *Layer) ready() ([]Replica, error) {
