@@ -160,7 +160,13 @@ func obj(doc map[string]any, keys ...string) map[string]any {
 func copyTree(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	for _, rel := range []string{SchemaPath, ManifestPath, "benchmarks/" + historicalPath} {
+	m, err := ReadManifest(filepath.Join(repoRoot, ManifestPath))
+	require.NoError(t, err)
+	rels := []string{SchemaPath, ManifestPath}
+	for _, r := range m.Records {
+		rels = append(rels, r.Path)
+	}
+	for _, rel := range rels {
 		data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(rel)))
 		require.NoError(t, err)
 		dst := filepath.Join(root, filepath.FromSlash(rel))

@@ -229,27 +229,58 @@ func addMeasured(rays, samples *plot.Plot, recs []*Record) {
 // addModels adds the §5.2 model of the intersect, trace_reflections and
 // accumulation rows, each from the first record that can give it.
 func addModels(rays, samples *plot.Plot, recs []*Record) {
-	done := map[string]bool{}
-	rayLines, accumLines := 0, 0
+	// Per row, the model comes from the largest batch that really ran
+	// split (a master dispatch has no transfer or fixed cost to read).
+	type pick struct {
+		row   *Row
+		label string
+		gbps  float64
+		batch int
+	}
+	best := map[string]*pick{}
+	var order []string
 	for _, r := range recs {
 		for _, name := range configOrder(r) {
 			c := r.Configs[name]
 			for _, l := range rowsOf(&c) {
-				id := name + " " + l.key
-				if done[id] || l.calibrated || l.key == "intersect_offload" {
+				if l.calibrated || l.key == "intersect_offload" || !sharded(l.row) {
 					continue
 				}
-				switch {
-				case l.perRay && addRayModel(rays, name+" "+l.label, l.row, r.Machine.D2DGBps, rayLines):
-					done[id] = true
-					rayLines++
-				case !l.perRay && addAccumModel(samples, name+" "+l.label, l.row, accumLines):
-					done[id] = true
-					accumLines++
+				n, _, err := ParseBatch(l.row.Batch)
+				if err != nil {
+					continue
 				}
+				id := name + " " + l.key
+				if b, ok := best[id]; ok && b.batch >= n {
+					continue
+				}
+				if _, ok := best[id]; !ok {
+					order = append(order, id)
+				}
+				best[id] = &pick{row: l.row, label: name + " " + l.label, gbps: r.Machine.D2DGBps, batch: n}
 			}
 		}
 	}
+	rayLines, accumLines := 0, 0
+	for _, id := range order {
+		b := best[id]
+		_, isRays, _ := ParseBatch(b.row.Batch)
+		switch {
+		case isRays && addRayModel(rays, b.label, b.row, b.gbps, rayLines):
+			rayLines++
+		case !isRays && addAccumModel(samples, b.label, b.row, accumLines):
+			accumLines++
+		}
+	}
+}
+
+// sharded reports whether a row's multi-device run was split across devices.
+func sharded(r *Row) bool {
+	switch r.Dispatch {
+	case "", "master", "single-device":
+		return false
+	}
+	return r.MultiMS != nil
 }
 
 // addRayModel draws max(T1/2, (N/2)·bytes/BW) over 2^16..2^24 rays.

@@ -30,6 +30,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "summarize" {
 		return cmdBenchSummarize(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "pin" {
+		return cmdBenchPin(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	config := fs.String("config", "all", "configuration: light, compute or all")
@@ -192,6 +195,43 @@ func cmdBenchSummarize(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	return 0
+}
+
+// cmdBenchPin adds (or refreshes) records in the benchmark manifest, run
+// from the repository root: every record must validate; the manifest is
+// then verified as a whole.
+func cmdBenchPin(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench pin", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	manifest := fs.String("manifest", benchmarks.ManifestPath, "the manifest, relative to the repository root")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "usage: rayd bench pin [-manifest PATH] RECORD.json... (paths relative to the repository root)")
+		return 2
+	}
+	m, err := benchmarks.ReadManifest(*manifest)
+	if err != nil {
+		fmt.Fprintf(stderr, "rayd bench pin: %v\n", err)
+		return 1
+	}
+	for _, p := range fs.Args() {
+		if err := m.Pin(".", p); err != nil {
+			fmt.Fprintf(stderr, "rayd bench pin: %v\n", err)
+			return 1
+		}
+	}
+	if err := m.Verify("."); err != nil {
+		fmt.Fprintf(stderr, "rayd bench pin: %v\n", err)
+		return 1
+	}
+	if err := m.WriteFile(*manifest); err != nil {
+		fmt.Fprintf(stderr, "rayd bench pin: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %d records pinned\n", *manifest, len(m.Records))
 	return 0
 }
 

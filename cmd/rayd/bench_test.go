@@ -75,6 +75,7 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 		{"bench", "-devices", "0,x"},
 		{"bench", "-calibration-mode", "guess"},
 		{"bench", "summarize"},
+		{"bench", "pin"},
 	} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, 2, run(args, &out, &errb), "%v", args)
