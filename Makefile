@@ -7,7 +7,7 @@ LDFLAGS  := -s -w -X main.commit=$(COMMIT)
 GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids
 export NCCL_NVLS_ENABLE := 0
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-rf bench-multi bench-sweep clean
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-rf bench-multi bench-sweep gpu-harden clean
 
 all: build test
 
@@ -49,6 +49,14 @@ gpu-accept: gpu-bins gpu-accept-run
 
 gpu-accept-run:
 	$(BIN)/gpuaccept -out tests/evidence/gpu-accept.json $(BIN)/*.test
+
+## gpu-harden: the hardening runs on the GPUs (fault sweep, 1,000 create/
+## query/close cycles, an 8-goroutine soak over two devices) with evidence
+## written to tests/evidence/{fault-sweep,leak-cycles,soak}.json.
+gpu-harden:
+	RAYD_REQUIRE_GPU=1 RAYD_EVIDENCE_DIR=tests/evidence RAYD_COMMIT=$(COMMIT) \
+	RAYD_FAULT_RUNS=60 RAYD_LEAK_CYCLES=1000 RAYD_SOAK_SECONDS=120 \
+		$(BIN)/rayd.test -test.run 'GPUFaultSweep|GPULeakCycles|GPUSoak' -test.v -test.timeout 20m
 
 ## bench-launch: launch micro-benchmark against the C driver-API baseline.
 bench-launch:

@@ -1,0 +1,269 @@
+package rayd_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/rayd-go/rayd"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
+)
+
+// TestGPULeakCycles creates, queries and closes scenes RAYD_LEAK_CYCLES
+// times (single-device scenes alternating between the first two devices,
+// every tenth a replicated 2-GPU scene, each with device buffers): device
+// memory (cuMemGetInfo) and goroutines return to their baselines.
+func TestGPULeakCycles(t *testing.T) {
+	ords := gputest.MustHaveDevices(t, 2)
+	ctx := context.Background()
+	cycles := envInt("RAYD_LEAK_CYCLES", 60)
+	mem := newMemProbe(t, ords[:2])
+	r := rand.New(rand.NewPCG(7, 8))
+	meshes := []rayd.Mesh{testscene.Soup(r, 3000, 0.03)}
+	meshes[0].Dynamic = true
+	tb, err := geom.BuildTables(meshes)
+	require.NoError(t, err)
+	o, d, _ := testscene.RandomRays(r, tb, 8192)
+	rays := rayd.Rays{Origins: o, Directions: d}
+	cycle := func(i int) error {
+		opts := []rayd.Option{rayd.WithBackend(rayd.BackendCUDA), rayd.WithDevice(ords[i%2])}
+		if i%10 == 9 {
+			opts = []rayd.Option{rayd.WithDevices(ords[0], ords[1]), rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024})}
+		}
+		s, err := rayd.NewScene(ctx, meshes, opts...)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		if _, err := s.Intersect(ctx, rays, rayd.FlagsAll); err != nil {
+			return err
+		}
+		dr, err := s.UploadRays(ctx, rays)
+		if err != nil {
+			return err
+		}
+		defer dr.Close()
+		dh, err := s.AllocHits(rays.Len(), rayd.FlagsAll)
+		if err != nil {
+			return err
+		}
+		defer dh.Close()
+		if err := s.IntersectInto(ctx, dr, dh); err != nil {
+			return err
+		}
+		if err := s.UpdateVertices(ctx, 0, meshes[0].Vertices); err != nil {
+			return err
+		}
+		return s.Close()
+	}
+	require.NoError(t, cycle(0)) // warm the driver's caches before the baseline
+	ignore := goleak.IgnoreCurrent()
+	base := mem.used(t)
+	goroutines := runtime.NumGoroutine()
+	start := time.Now()
+	var peak int64
+	for i := range cycles {
+		require.NoError(t, cycle(i), "cycle %d", i)
+		if i%100 == 99 {
+			peak = max(peak, maxDelta(base, mem.used(t)))
+		}
+	}
+	after := mem.used(t)
+	delta := maxDelta(base, after)
+	peak = max(peak, delta)
+	leaked := goleak.Find(ignore)
+	t.Logf("%d cycles in %v: device memory %+d bytes after (largest growth seen %d), goroutines %d -> %d",
+		cycles, time.Since(start).Round(time.Millisecond), delta, peak, goroutines, runtime.NumGoroutine())
+	assert.LessOrEqual(t, delta, int64(4<<20), "device memory not returned")
+	assert.NoError(t, leaked, "goroutines left behind")
+	writeEvidence(t, "leak-cycles.json", struct {
+		evidenceHeader
+		Cycles          int     `json:"cycles"`
+		Seconds         float64 `json:"seconds"`
+		BaselineUsed    []int64 `json:"baseline_used_bytes"`
+		AfterUsed       []int64 `json:"after_used_bytes"`
+		MaxDeltaBytes   int64   `json:"max_delta_bytes"`
+		LargestGrowth   int64   `json:"largest_growth_bytes"`
+		GoroutinesStart int     `json:"goroutines_start"`
+		GoroutinesEnd   int     `json:"goroutines_end"`
+		GoroutineLeak   string  `json:"goroutine_leak,omitempty"`
+	}{header(t, ords[:2]), cycles, time.Since(start).Seconds(), base, after, delta, peak, goroutines, runtime.NumGoroutine(), errString(leaked)})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestGPUSoak runs 8 goroutines over the first two devices for
+// RAYD_SOAK_SECONDS: each builds a random scene (a single-device scene on
+// its device, or every fourth a replicated 2-GPU scene), checks intersect
+// and reflections against the CPU reference, updates the vertices, checks
+// again and drops the scene, with a watchdog that fails the test when a
+// goroutine makes no progress for a minute.
+func TestGPUSoak(t *testing.T) {
+	ords := gputest.MustHaveDevices(t, 2)
+	seconds := envInt("RAYD_SOAK_SECONDS", 8)
+	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	const workers = 8
+	var iters, queries, wrong [workers]atomic.Int64
+	var lastBeat [workers]atomic.Int64
+	var firstErr error
+	var errMu sync.Mutex
+	fail := func(err error) {
+		errMu.Lock()
+		defer errMu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			for time.Now().Before(deadline) {
+				lastBeat[w].Store(time.Now().UnixNano())
+				q, bad, err := soakIteration(r, w, ords)
+				if err != nil {
+					fail(fmt.Errorf("worker %d: %w", w, err))
+					return
+				}
+				iters[w].Add(1)
+				queries[w].Add(int64(q))
+				wrong[w].Add(int64(bad))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	hangs := 0
+	for watching := true; watching; {
+		select {
+		case <-done:
+			watching = false
+		case <-time.After(5 * time.Second):
+			for w := range workers {
+				if time.Since(time.Unix(0, lastBeat[w].Load())) > time.Minute && time.Now().Before(deadline.Add(time.Minute)) {
+					hangs++
+					buf := make([]byte, 1<<20)
+					t.Fatalf("worker %d made no progress for a minute:\n%s", w, buf[:runtime.Stack(buf, true)])
+				}
+			}
+		}
+	}
+	var total, nq, nbad int64
+	perWorker := make([]int64, workers)
+	for w := range workers {
+		perWorker[w] = iters[w].Load()
+		total += perWorker[w]
+		nq += queries[w].Load()
+		nbad += wrong[w].Load()
+	}
+	t.Logf("soak: %d workers, %d s, %d scenes, %d queries checked, %d wrong, %d hangs", workers, seconds, total, nq, nbad, hangs)
+	require.NoError(t, firstErr)
+	assert.Zero(t, nbad, "wrong results against the reference")
+	assert.Positive(t, total)
+	writeEvidence(t, "soak.json", struct {
+		evidenceHeader
+		Workers         int     `json:"workers"`
+		Seconds         int     `json:"seconds"`
+		Scenes          int64   `json:"scenes"`
+		ScenesPerWorker []int64 `json:"scenes_per_worker"`
+		QueriesChecked  int64   `json:"queries_checked"`
+		WrongResults    int64   `json:"wrong_results"`
+		Hangs           int     `json:"hangs"`
+	}{header(t, ords[:2]), workers, seconds, total, perWorker, nq, nbad, hangs})
+}
+
+// soakIteration is one scene's life: build, check, refit, check, drop. It
+// returns the queries checked and how many disagreed with the reference.
+func soakIteration(r *rand.Rand, w int, ords []int) (queries, wrong int, err error) {
+	ctx := context.Background()
+	meshes := []rayd.Mesh{testscene.Soup(r, 1000+r.IntN(4000), 0.05), testscene.Grid(8+r.IntN(16), 2, -0.6)}
+	meshes[1].Dynamic = true
+	tb, err := geom.BuildTables(meshes)
+	if err != nil {
+		return 0, 0, err
+	}
+	n := 1024 + r.IntN(6000)
+	if w%4 == 3 {
+		n += 4096 // enough rows to shard
+	}
+	o, d, _ := testscene.RandomRays(r, tb, n)
+	rays := rayd.Rays{Origins: o, Directions: d}
+	opts := []rayd.Option{rayd.WithBackend(rayd.BackendCUDA), rayd.WithDevice(ords[w%2])}
+	if w%4 == 3 {
+		opts = []rayd.Option{rayd.WithDevices(ords[0], ords[1]), rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 512})}
+	}
+	gpu, err := rayd.NewScene(ctx, meshes, opts...)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer gpu.Close()
+	cpu, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCPU))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cpu.Close()
+	check := func() error {
+		g, err := gpu.Intersect(ctx, rays, rayd.FlagsAll)
+		if err != nil {
+			return err
+		}
+		c, err := cpu.Intersect(ctx, rays, rayd.FlagsAll)
+		if err != nil {
+			return err
+		}
+		if m := compareHits(tb, o, d, g, c); m.prim+m.t+m.bary != 0 {
+			wrong++
+		}
+		gr, err := gpu.TraceReflections(ctx, rays, 2)
+		if err != nil {
+			return err
+		}
+		cr, err := cpu.TraceReflections(ctx, rays, 2)
+		if err != nil {
+			return err
+		}
+		if !testscene.SameReflections(gr, cr) {
+			wrong++
+		}
+		queries += 2
+		return nil
+	}
+	if err := check(); err != nil {
+		return queries, wrong, err
+	}
+	v := append([]float32(nil), meshes[1].Vertices...)
+	for i := 2; i < len(v); i += 3 {
+		v[i] += float32(r.Float64()*0.4 - 0.2)
+	}
+	if err := gpu.UpdateVertices(ctx, 1, v); err != nil {
+		return queries, wrong, err
+	}
+	if err := cpu.UpdateVertices(ctx, 1, v); err != nil {
+		return queries, wrong, err
+	}
+	if err := tb.UpdateVertices(1, v); err != nil {
+		return queries, wrong, err
+	}
+	if err := check(); err != nil {
+		return queries, wrong, err
+	}
+	return queries, wrong, gpu.Close()
+}
