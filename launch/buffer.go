@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -187,10 +188,28 @@ func (b *Buffer[T]) Close() error {
 	} else {
 		err = b.d.with(func() error { return driver.MemFree(b.d.ordinal, b.ptr) })
 	}
-	if err == nil {
-		b.d.account(-int64(b.Bytes()))
+	return b.freed(err)
+}
+
+// freed settles a release: on success the allocation leaves the account;
+// a failed release is retried once, synchronously after the device's work
+// (cuMemFree accepts pool allocations too), so that one failed call (a
+// context bind, a transient driver error) does not pin the memory for the
+// life of the process. The error is returned only when the retry fails too.
+func (b *Buffer[T]) freed(err error) error {
+	if err != nil {
+		retry := b.d.with(func() error {
+			if e := b.d.ctx.Synchronize(); e != nil {
+				return e
+			}
+			return driver.MemFree(b.d.ordinal, b.ptr)
+		})
+		if retry != nil {
+			return errors.Join(err, retry)
+		}
 	}
-	return err
+	b.d.account(-int64(b.Bytes()))
+	return nil
 }
 
 // devicePointer is what a kernel pointer argument accepts.

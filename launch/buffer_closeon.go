@@ -38,9 +38,5 @@ func (b *Buffer[T]) CloseOn(s *Stream) error {
 	if b.closed.Swap(true) {
 		return nil
 	}
-	err := s.use(func() error { return driver.MemFreeAsync(b.d.ordinal, b.ptr, s.s) })
-	if err == nil {
-		b.d.account(-int64(b.Bytes()))
-	}
-	return err
+	return b.freed(s.use(func() error { return driver.MemFreeAsync(b.d.ordinal, b.ptr, s.s) }))
 }

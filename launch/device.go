@@ -217,7 +217,11 @@ func (d *Device) Close() error {
 		}
 		for _, m := range d.modules {
 			if m.err == nil {
-				if e := m.mod.Unload(); e != nil && err == nil {
+				e := m.mod.Unload()
+				if e != nil { // one retry: a failed unload pins the module's memory
+					e = m.mod.Unload()
+				}
+				if e != nil && err == nil {
 					err = e
 				}
 			}

@@ -226,7 +226,7 @@ func (r *Replica) openStreams() error {
 }
 
 // warmUp runs one row of every query on compute and waits for it.
-func (r *Replica) warmUp() error {
+func (r *Replica) warmUp() (err error) {
 	s := r.compute
 	in, err := allocCols(s, rayLayout(hostRayNames, false, false), 1)
 	if err != nil {
@@ -234,10 +234,11 @@ func (r *Replica) warmUp() error {
 	}
 	var outs []columns
 	defer func() {
-		_ = in.closeOn(s)
+		errs := []error{err, in.closeOn(s)}
 		for _, c := range outs {
-			_ = c.closeOn(s)
+			errs = append(errs, c.closeOn(s))
 		}
+		err = errors.Join(errs...)
 	}()
 	if err := in.f32[0].Upload(s, []float32{0, 0, -1}); err != nil {
 		return err

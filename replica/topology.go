@@ -13,15 +13,16 @@ import (
 // directed pair (cuDeviceCanAccessPeer) and each device's identity, its
 // name and compute capability (cuDeviceGetName and the compute capability
 // attributes). Answers are cached: they do not change while the process
-// runs. Safe for concurrent use.
+// runs. A failed query is not cached (the next call asks again) and is kept
+// as Err, which shard.Plan reports instead of the refusal it caused. Safe
+// for concurrent use.
 type Topology struct {
-	once  sync.Once
-	count int
-	err   error
-
-	mu    sync.Mutex
-	peers map[[2]int]bool
-	ids   map[int]shard.Identity
+	mu      sync.Mutex
+	count   int
+	counted bool
+	err     error
+	peers   map[[2]int]bool
+	ids     map[int]shard.Identity
 }
 
 // NewTopology returns the topology of the visible CUDA devices. Nothing is
@@ -30,31 +31,44 @@ func NewTopology() *Topology {
 	return &Topology{peers: map[[2]int]bool{}, ids: map[int]shard.Identity{}}
 }
 
-func (t *Topology) countDevices() {
-	t.once.Do(func() {
-		t.count, t.err = launch.Count()
-		if t.err != nil {
-			t.count = 0
-		}
-	})
+// failed records the latest failed query.
+func (t *Topology) failed(err error) {
+	t.mu.Lock()
+	t.err = err
+	t.mu.Unlock()
 }
 
 // DeviceCount implements shard.Topology: the number of visible devices, 0
-// when the driver cannot be loaded (Err says why).
+// when the driver cannot answer (Err says why).
 func (t *Topology) DeviceCount() int {
-	t.countDevices()
-	return t.count
+	t.mu.Lock()
+	if t.counted {
+		defer t.mu.Unlock()
+		return t.count
+	}
+	t.mu.Unlock()
+	n, err := launch.Count()
+	if err != nil {
+		t.failed(err)
+		return 0
+	}
+	t.mu.Lock()
+	t.count, t.counted = n, true
+	t.mu.Unlock()
+	return n
 }
 
-// Err is the reason DeviceCount is 0, if the driver failed to answer.
+// Err implements shard.QueryError: the failure of the latest query that
+// failed, or nil.
 func (t *Topology) Err() error {
-	t.countDevices()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.err
 }
 
 // CanAccessPeer implements shard.Topology: whether device from can address
 // device to's memory. A device can always access itself; a failed query
-// answers false.
+// answers false (and is kept as Err).
 func (t *Topology) CanAccessPeer(from, to int) bool {
 	if from == to {
 		return true
@@ -67,7 +81,10 @@ func (t *Topology) CanAccessPeer(from, to int) bool {
 		return ok
 	}
 	ok, err := launch.CanAccessPeer(from, to)
-	ok = ok && err == nil
+	if err != nil {
+		t.failed(err)
+		return false
+	}
 	t.mu.Lock()
 	t.peers[key] = ok
 	t.mu.Unlock()
@@ -76,7 +93,8 @@ func (t *Topology) CanAccessPeer(from, to int) bool {
 
 // Identity implements shard.Topology: the device's name and compute
 // capability. A device the driver cannot describe gets an identity naming
-// it and the failure, which matches no other device's.
+// it and the failure, which matches no other device's (and the failure is
+// kept as Err).
 func (t *Topology) Identity(device int) shard.Identity {
 	t.mu.Lock()
 	id, known := t.ids[device]
@@ -85,12 +103,11 @@ func (t *Topology) Identity(device int) shard.Identity {
 		return id
 	}
 	info, err := launch.DeviceInfo(device)
-	switch {
-	case err != nil && info.Name == "":
-		id = shard.Identity{Name: fmt.Sprintf("cuda:%d (unknown: %v)", device, err)}
-	default: // attributes that failed do not change the identity fields read
-		id = shard.Identity{Name: info.Name, Major: info.CCMajor, Minor: info.CCMinor}
+	if err != nil {
+		t.failed(err)
+		return shard.Identity{Name: fmt.Sprintf("cuda:%d (unknown: %v)", device, err)}
 	}
+	id = shard.Identity{Name: info.Name, Major: info.CCMajor, Minor: info.CCMinor}
 	t.mu.Lock()
 	t.ids[device] = id
 	t.mu.Unlock()

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -17,6 +18,30 @@ type Topology interface {
 	CanAccessPeer(from, to int) bool
 	// Identity returns the model name and compute capability of a device.
 	Identity(device int) Identity
+}
+
+// QueryError is optionally implemented by a Topology whose answers come from
+// a driver: Err returns the failure of its latest query that failed (nil if
+// none), so that Plan reports a driver failure as itself rather than as the
+// missing device, peer access or identity it stood in for.
+type QueryError interface {
+	Err() error
+}
+
+// ErrTopologyQuery matches a Plan refusal caused by a failed topology query
+// (the driver's error is wrapped too).
+var ErrTopologyQuery = errors.New("shard: the driver failed to describe the devices")
+
+// queried adds the driver failure behind a topology refusal, when the
+// topology reports one: the error matches the refusal, ErrTopologyQuery and
+// the driver's error.
+func queried(topo Topology, refusal error) error {
+	if q, ok := topo.(QueryError); ok {
+		if err := q.Err(); err != nil {
+			return fmt.Errorf("%w: %w: %w", ErrTopologyQuery, err, refusal)
+		}
+	}
+	return refusal
 }
 
 // Uniform returns the topology of n identical, fully peer-connected devices.
@@ -51,7 +76,7 @@ func checkDevices(devices []int, topo Topology) error {
 		count = topo.DeviceCount()
 	}
 	if count <= 0 {
-		return ErrNoDevices
+		return queried(topo, ErrNoDevices)
 	}
 	var bad []int
 	for _, d := range devices {
@@ -80,7 +105,7 @@ func checkTopology(devices []int, topo Topology, o *Options) error {
 			}
 		}
 		if len(missing) > 0 {
-			return &TopologyError{Master: master, Missing: missing}
+			return queried(topo, &TopologyError{Master: master, Missing: missing})
 		}
 	}
 	if !o.AllowHeterogeneous {
@@ -91,7 +116,7 @@ func checkTopology(devices []int, topo Topology, o *Options) error {
 			mixed = mixed || ids[i] != ids[0]
 		}
 		if mixed {
-			return &TopologyError{Master: master, Devices: slices.Clone(devices), Identities: ids}
+			return queried(topo, &TopologyError{Master: master, Devices: slices.Clone(devices), Identities: ids})
 		}
 	}
 	return nil
