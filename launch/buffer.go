@@ -46,6 +46,7 @@ func Alloc[T Elem](d *Device, n int) (*Buffer[T], error) {
 		return nil, fmt.Errorf("launch: Alloc %d bytes on %v: %w", bytes, d, err)
 	}
 	d.account(int64(bytes))
+	d.track(b.ptr, b.orphaned)
 	return b, nil
 }
 
@@ -73,7 +74,20 @@ func AllocAsync[T Elem](s *Stream, n int) (*Buffer[T], error) {
 		return nil, fmt.Errorf("launch: AllocAsync %d bytes on %v: %w", bytes, d, err)
 	}
 	d.account(int64(bytes))
+	d.track(b.ptr, b.orphaned)
 	return b, nil
+}
+
+// orphaned frees b when its device closes first (called by Device.Close on
+// the executor, with the context current and the device's work done). A
+// buffer that is freeing itself at the same moment is left to that.
+func (b *Buffer[T]) orphaned() {
+	if b.closed.Swap(true) {
+		return
+	}
+	if driver.MemFree(b.d.ordinal, b.ptr) == nil {
+		b.d.account(-int64(b.Bytes()))
+	}
 }
 
 // Len returns the number of elements.
@@ -182,6 +196,7 @@ func (b *Buffer[T]) Close() error {
 	if b == nil || b.closed.Swap(true) || !b.owner || b.ptr == 0 {
 		return nil
 	}
+	b.d.untrack(b.ptr)
 	var err error
 	if b.stream != nil && !b.stream.closed.Load() {
 		err = b.d.with(func() error { return driver.MemFreeAsync(b.d.ordinal, b.ptr, b.stream.s) })

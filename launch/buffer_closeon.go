@@ -38,5 +38,6 @@ func (b *Buffer[T]) CloseOn(s *Stream) error {
 	if b.closed.Swap(true) {
 		return nil
 	}
+	b.d.untrack(b.ptr)
 	return b.freed(s.use(func() error { return driver.MemFreeAsync(b.d.ordinal, b.ptr, s.s) }))
 }

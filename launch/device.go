@@ -31,6 +31,9 @@ type Device struct {
 
 	allocated atomic.Int64 // bytes currently allocated through this Device
 	peak      atomic.Int64 // high-water mark of allocated since the last ResetPeak
+
+	liveMu sync.Mutex
+	live   map[driver.DevicePtr]func() // owned buffers not yet freed: their release on Close
 }
 
 // Count returns the number of visible CUDA devices (driver.ErrNoDriver
@@ -169,6 +172,23 @@ func (d *Device) with(fn func() error) error {
 	return fn()
 }
 
+// track registers an owned allocation's release for Close; untrack removes
+// it once the buffer frees itself.
+func (d *Device) track(p driver.DevicePtr, release func()) {
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	if d.live == nil {
+		d.live = map[driver.DevicePtr]func(){}
+	}
+	d.live[p] = release
+}
+
+func (d *Device) untrack(p driver.DevicePtr) {
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	delete(d.live, p)
+}
+
 // Synchronize waits for all work on the device (cuCtxSynchronize).
 func (d *Device) Synchronize() error { return d.with(d.ctx.Synchronize) }
 
@@ -199,19 +219,37 @@ func (d *Device) account(delta int64) {
 	}
 }
 
-// Close unloads the device's modules, stops the executor and releases the
-// primary context. Buffers and streams should be closed first; memory they
-// still hold is reclaimed when the driver destroys the context. Idempotent.
+// Close frees the owned buffers still open on the device (after its work;
+// their Close is then a no-op and using them is an error), unloads the
+// device's modules, stops the executor and releases the primary context.
+// Without the first step, closing a scene before the device buffers it
+// handed out would pin their memory for as long as anything else keeps the
+// primary context (another scene, another Device of the same ordinal).
+// Streams should be closed first. Idempotent.
 func (d *Device) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
 	var errs []error
 	errc := make(chan error, 1)
+	d.liveMu.Lock()
+	orphans := d.live
+	d.live = nil
+	d.liveMu.Unlock()
 	d.work <- func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		var err error
+		// Buffers still open belong to this device: free them now, after
+		// the device's work, so that closing a device before its buffers
+		// does not pin their memory while another holder keeps the primary
+		// context alive. Their Close is then a no-op.
+		if len(orphans) > 0 {
+			err = d.ctx.Synchronize()
+			for _, release := range orphans {
+				release()
+			}
+		}
 		for _, k := range d.kernels {
 			k.args.Free()
 		}
