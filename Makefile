@@ -55,7 +55,7 @@ gpu-accept-run:
 ## written to tests/evidence/{fault-sweep,leak-cycles,soak}.json.
 gpu-harden:
 	RAYD_REQUIRE_GPU=1 RAYD_EVIDENCE_DIR=tests/evidence RAYD_COMMIT=$(COMMIT) \
-	RAYD_FAULT_RUNS=60 RAYD_LEAK_CYCLES=1000 RAYD_SOAK_SECONDS=120 \
+	RAYD_FAULT_RUNS=60 RAYD_LEAK_CYCLES=1000 RAYD_SOAK_SECONDS=300 \
 		$(BIN)/rayd.test -test.run 'GPUFaultSweep|GPULeakCycles|GPUSoak' -test.v -test.timeout 20m
 
 ## bench-launch: launch micro-benchmark against the C driver-API baseline.
