@@ -36,17 +36,8 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	rays := rayd.Rays{Origins: o, Directions: d}
 	n := rays.Len()
 
-	dr, err := two.UploadRays(ctx, rays)
-	require.NoError(t, err)
-	defer dr.Close()
-	dh, err := two.AllocHits(n, rayd.FlagsAll)
-	require.NoError(t, err)
-	defer dh.Close()
-	require.NoError(t, dh.T.Memset32(mustStream(t, dh), 0x7fc00bad))
-	require.NoError(t, two.IntersectInto(ctx, dr, dh))
+	dr, dh, got := intersectInto(t, two, rays)
 	assert.Equal(t, shard.ModePipelined, two.LastDispatch().Mode)
-	got, err := dh.Download(ctx)
-	require.NoError(t, err)
 	want, err := one.Intersect(ctx, rays, rayd.FlagsAll)
 	require.NoError(t, err)
 	assert.True(t, testscene.SameHits(want, got), "2-GPU IntersectInto differs from 1 GPU")
@@ -93,17 +84,8 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	pinned, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithMultiDevice(rayd.MultiDeviceOptions{Weights: []float64{1, 0}}))
 	require.NoError(t, err)
 	defer pinned.Close()
-	pr, err := pinned.UploadRays(ctx, rays)
-	require.NoError(t, err)
-	defer pr.Close()
-	ph, err := pinned.AllocHits(n, rayd.FlagsAll)
-	require.NoError(t, err)
-	defer ph.Close()
-	require.NoError(t, ph.T.Memset32(mustStream(t, ph), 0x7fc00bad))
-	require.NoError(t, pinned.IntersectInto(ctx, pr, ph))
+	_, _, pg := intersectInto(t, pinned, rays)
 	assert.Equal(t, shard.ModeMaster, pinned.LastDispatch().Mode)
-	pg, err := ph.Download(ctx)
-	require.NoError(t, err)
 	assert.True(t, testscene.SameHits(want, pg), "master-only IntersectInto differs from 1 GPU")
 
 	// Buffers of the other scene's device are refused.
@@ -111,6 +93,23 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	require.NoError(t, err)
 	defer oneRays.Close()
 	assert.ErrorIs(t, two.IntersectInto(ctx, oneRays, dh), rayd.ErrWrongDevice)
+}
+
+// intersectInto uploads rays to s, poisons a full record, runs the device
+// fast path and downloads the record; the buffers close with the test.
+func intersectInto(t *testing.T, s *rayd.Scene, rays rayd.Rays) (*rayd.DeviceRays, *rayd.DeviceHits, *rayd.Hits) {
+	ctx := context.Background()
+	dr, err := s.UploadRays(ctx, rays)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dr.Close() })
+	dh, err := s.AllocHits(rays.Len(), rayd.FlagsAll)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dh.Close() })
+	require.NoError(t, dh.T.Memset32(mustStream(t, dh), 0x7fc00bad))
+	require.NoError(t, s.IntersectInto(ctx, dr, dh))
+	h, err := dh.Download(ctx)
+	require.NoError(t, err)
+	return dr, dh, h
 }
 
 // The built-in probe on CUDA replicas: every device is timed with resident

@@ -164,24 +164,10 @@ func LanesOnMaster[R any](l *Layer, t LaneTask[R]) (master Replica, ok bool, err
 	if err != nil {
 		return nil, false, err
 	}
-	l.rw.RLock()
-	defer l.rw.RUnlock()
-	reps, err := l.ready()
-	if err != nil {
-		return nil, false, err
-	}
 	if l.chunked {
 		return nil, false, nil
 	}
-	s, err := l.PlanLanes(t.Op(), total, offset, count)
-	if err != nil {
-		return nil, false, err
-	}
-	if s.Dispatch.Mode != ModeMaster {
-		return nil, false, nil
-	}
-	l.record(s)
-	return reps[0], true, nil
+	return l.onMaster(func() (*Schedule, error) { return l.PlanLanes(t.Op(), total, offset, count) })
 }
 
 // RowsOnMaster is LanesOnMaster for a per_ray task: when the plan runs the
@@ -194,13 +180,19 @@ func RowsOnMaster[R any](l *Layer, t RowTask[R]) (master Replica, ok bool, err e
 	if err != nil {
 		return nil, false, err
 	}
+	return l.onMaster(func() (*Schedule, error) { return l.PlanRows(t.Op(), n) })
+}
+
+// onMaster plans with plan and, when the dispatch is master, records it and
+// returns the master replica.
+func (l *Layer) onMaster(plan func() (*Schedule, error)) (Replica, bool, error) {
 	l.rw.RLock()
 	defer l.rw.RUnlock()
 	reps, err := l.ready()
 	if err != nil {
 		return nil, false, err
 	}
-	s, err := l.PlanRows(t.Op(), n)
+	s, err := plan()
 	if err != nil {
 		return nil, false, err
 	}
