@@ -2,6 +2,7 @@ package rayd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rayd-go/rayd/accel"
@@ -275,7 +276,7 @@ func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*laun
 			}
 			rc := r
 			rc.Counter = m.counter
-			return run(cr.BVH(), m.st, rc)
+			return onReplica(rep, func() error { return run(cr.BVH(), m.st, rc) })
 		}
 		if err := multi(ctx, s.layer, m.st, r, direct); err != nil {
 			_ = m.st.Synchronize() // copies of the inputs may still be queued
@@ -303,6 +304,24 @@ func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*laun
 // master stream st; direct runs it as the single-device call on the master
 // replica it is given.
 type layerCall func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays, direct func(shard.Replica) error) error
+
+// onReplica runs fn as the single-device call on replica rep: it first
+// waits for the replica's latest geometry (its entry edge, after a refit
+// that may still be queued on the replica's own stream), and records the
+// exit edge afterwards, as a layer call does. fn's work must be complete
+// (or ordered before any later mutation) when the caller releases the scene.
+func onReplica(rep shard.Replica, fn func() error) error {
+	entry, err := rep.Enter(nil)
+	if err != nil {
+		return err
+	}
+	if entry != nil {
+		if err := entry.Wait(); err != nil {
+			return err
+		}
+	}
+	return errors.Join(fn(), rep.Exit())
+}
 
 // layerRows runs t on the layer, or through direct when the plan keeps the
 // whole batch on the master (shard.RowsOnMaster).

@@ -24,6 +24,7 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 13))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(48, 2, -0.5)}
+	meshes[1].Dynamic = true
 	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA))
 	require.NoError(t, err)
 	defer one.Close()
@@ -87,6 +88,17 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	_, _, pg := intersectInto(t, pinned, rays)
 	assert.Equal(t, shard.ModeMaster, pinned.LastDispatch().Mode)
 	assert.True(t, testscene.SameHits(want, pg), "master-only IntersectInto differs from 1 GPU")
+	// A refit right before the master-only launch: the launch sees it.
+	moved := append([]float32(nil), meshes[1].Vertices...)
+	for i := 2; i < len(moved); i += 3 {
+		moved[i] = 0.3
+	}
+	require.NoError(t, one.UpdateVertices(ctx, 1, moved))
+	require.NoError(t, pinned.UpdateVertices(ctx, 1, moved))
+	_, _, pg = intersectInto(t, pinned, rays)
+	want, err = one.Intersect(ctx, rays, rayd.FlagsAll)
+	require.NoError(t, err)
+	assert.True(t, testscene.SameHits(want, pg), "master-only IntersectInto after a refit differs from 1 GPU")
 
 	// Buffers of the other scene's device are refused.
 	oneRays, err := one.UploadRays(ctx, rays)

@@ -51,9 +51,11 @@ func (s *Scene) accumDfrDirectMulti(ctx context.Context, st *rf.DfrStates, g rf.
 		}
 		opt.LaneCount = n
 		var res *rf.AccumResult
-		err = e.onMaster(ctx, func(sl *launch.Stream) (err error) {
-			res, err = cr.BVH().AccumDfrDirectHost(sl, st, g, m, active, opt, s.tables.NumFaces(), s.tables.Triangle)
-			return err
+		err = onReplica(rep, func() error {
+			return e.onMaster(ctx, func(sl *launch.Stream) (err error) {
+				res, err = cr.BVH().AccumDfrDirectHost(sl, st, g, m, active, opt, s.tables.NumFaces(), s.tables.Triangle)
+				return err
+			})
 		})
 		return res, err
 	}
