@@ -84,3 +84,36 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 	var out, errb bytes.Buffer
 	assert.Equal(t, 1, run([]string{"bench", "summarize", filepath.Join(t.TempDir(), "missing.json")}, &out, &errb))
 }
+
+func TestCalibrateCommandRefusals(t *testing.T) {
+	for _, args := range [][]string{
+		{"calibrate", "-config", "heavy"},
+		{"calibrate", "-devices", "a,b"},
+	} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, 2, run(args, &out, &errb), "%v", args)
+		assert.NotEmpty(t, errb.String())
+	}
+}
+
+// TestHelperCalibrate is re-executed without a driver; not a test on its own.
+func TestHelperCalibrate(t *testing.T) {
+	if os.Getenv("RAYD_TEST_HELPER") != "calibrate" {
+		return
+	}
+	os.Exit(run([]string{"calibrate", "-config", "light", "-rays", "4096"}, os.Stdout, os.Stderr))
+}
+
+// Without a driver `rayd calibrate` says why and exits 1: calibration needs
+// a scene on two or more devices.
+func TestCalibrateWithoutDriverFailsClearly(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCalibrate$")
+	cmd.Env = append(os.Environ(), "RAYD_TEST_HELPER=calibrate", "RAYD_LIBCUDA=/nonexistent/libcuda.so.1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Contains(t, stderr.String(), "calibration needs two or more devices")
+}

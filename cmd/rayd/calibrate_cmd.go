@@ -47,10 +47,21 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	mesh, _, _ := cfg.Scaled(1).Build()
-	opts := []rayd.Option{rayd.WithDevices(devs...)}
 	if devs == nil {
-		opts = []rayd.Option{rayd.WithDevices(allDevices()...)}
+		n, err := launch.Count()
+		if err != nil {
+			fmt.Fprintf(stderr, "rayd calibrate: no usable GPU (%v): calibration needs two or more devices\n", err)
+			return 1
+		}
+		for i := range n {
+			devs = append(devs, i)
+		}
 	}
+	if len(devs) < 2 {
+		fmt.Fprintf(stderr, "rayd calibrate: %d device(s) %v: calibration needs two or more\n", len(devs), devs)
+		return 1
+	}
+	opts := []rayd.Option{rayd.WithDevices(devs...)}
 	s, err := rayd.NewScene(ctx, []rayd.Mesh{mesh}, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "rayd calibrate: %v\n", err)
@@ -82,18 +93,4 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-// allDevices lists every visible device (nil without a driver, which
-// NewScene then reports).
-func allDevices() []int {
-	n, err := launch.Count()
-	if err != nil {
-		return nil
-	}
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
