@@ -11,6 +11,11 @@
 // EdgesDisabled contribute none. A key shared by k > 2 faces (a non-manifold
 // edge) yields k(k−1)/2 edges, one per pair of incident faces.
 //
+// A query scans every edge when the batch is small and otherwise builds an
+// Index, a bounding volume hierarchy over the edge segments whose traversal
+// prunes only nodes provably farther than the current best: its answers are
+// the scan's, bit for bit (the GPU edge BVH follows the same rule).
+//
 // The queries compute in float64 and round their results once to float32.
 // Among equally distant edges the lowest global edge id wins, so results are
 // deterministic. An optional edge mask (length E, false = masked) removes

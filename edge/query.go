@@ -173,12 +173,16 @@ func (s *Scene) NearestPoint(p []float32, active []bool) (*PointResult, error) {
 		return nil, err
 	}
 	r := newPointResult(n)
+	find := s.nearestPoint
+	if x := s.indexFor(n); x != nil {
+		find = x.nearestPoint
+	}
 	for i := range n {
 		pi, ok := load3(p, i)
 		if !ok || (len(active) != 0 && !active[i]) {
 			continue
 		}
-		id, sp, q, d2 := s.nearestPoint(pi)
+		id, sp, q, d2 := find(pi)
 		if id < 0 {
 			continue
 		}
@@ -222,6 +226,10 @@ func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, err
 		return nil, err
 	}
 	r := newRayResult(n)
+	find := s.nearestRay
+	if x := s.indexFor(n); x != nil {
+		find = x.nearestRay
+	}
 	for i := range n {
 		oi, ok1 := load3(o, i)
 		di, ok2 := load3(d, i)
@@ -229,7 +237,7 @@ func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, err
 		if !ok1 || !ok2 || !ok3 || (len(active) != 0 && !active[i]) {
 			continue
 		}
-		id, t, se, d2 := s.nearestRay(oi, di, T)
+		id, t, se, d2 := find(oi, di, T)
 		if id < 0 {
 			continue
 		}
@@ -242,6 +250,31 @@ func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, err
 		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
 	}
 	return r, nil
+}
+
+// indexWork is the query work (rows × edges) above which a query builds an
+// Index instead of scanning every edge for every row.
+const indexWork = 1 << 15
+
+// indexFor returns a fresh Index when n rows make it pay, else nil.
+func (s *Scene) indexFor(n int) *Index {
+	if n*s.Edges.Len() < indexWork {
+		return nil
+	}
+	return NewIndex(s)
+}
+
+// nearestK is the brute-force top-k scan of one point.
+func (s *Scene) nearestK(p vec, k int, best []kslot) []kslot {
+	best = best[:0]
+	for id := range s.Edges.Len() {
+		if s.enabled(id) {
+			a, b := s.endpoints(id)
+			si, qi, di := pointSegment(p, a, b)
+			best = insertK(best, k, kslot{d2: di, s: si, id: id, q: qi})
+		}
+	}
+	return best
 }
 
 func (s *Scene) nearestRay(o, d vec, tmax float64) (id int, t, se, d2 float64) {
@@ -273,41 +306,17 @@ func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
 		return nil, err
 	}
 	r := newTopK(n, k)
-	type slot struct {
-		d2, s float64
-		id    int
-		q     vec
+	find := s.nearestK
+	if x := s.indexFor(n); x != nil {
+		find = x.nearestK
 	}
-	best := make([]slot, 0, k)
+	best := make([]kslot, 0, k)
 	for i := range n {
 		pi, ok := load3(p, i)
 		if !ok || (len(active) != 0 && !active[i]) {
 			continue
 		}
-		best = best[:0]
-		for id := range s.Edges.Len() {
-			if !s.enabled(id) {
-				continue
-			}
-			a, b := s.endpoints(id)
-			si, qi, di := pointSegment(pi, a, b)
-			// Edges arrive in ascending id, so an equal distance never
-			// displaces an earlier edge.
-			if len(best) == k && di >= best[k-1].d2 {
-				continue
-			}
-			j := len(best)
-			if j < k {
-				best = append(best, slot{})
-			} else {
-				j = k - 1
-			}
-			for j > 0 && best[j-1].d2 > di {
-				best[j] = best[j-1]
-				j--
-			}
-			best[j] = slot{d2: di, s: si, id: id, q: qi}
-		}
+		best = find(pi, k, best)
 		for j, b := range best {
 			x := i*k + j
 			r.Valid[x] = true
