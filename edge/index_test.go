@@ -156,7 +156,7 @@ func TestRayBoundIsALowerBound(t *testing.T) {
 func TestQueriesUseTheIndexAboveTheThreshold(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	s := indexScenes(t, r)["mixed"]
-	pts := queryPoints(r, s, 200)
+	pts := queryPoints(r, s, 5000) // several goroutines
 	flat := make([]float32, 0, 3*len(pts))
 	for _, p := range pts {
 		flat = append(flat, float32(p[0]), float32(p[1]), float32(p[2]))

@@ -3,6 +3,8 @@ package edge
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/rayd-go/rayd/geom"
 )
@@ -177,20 +179,22 @@ func (s *Scene) NearestPoint(p []float32, active []bool) (*PointResult, error) {
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestPoint
 	}
-	for i := range n {
-		pi, ok := load3(p, i)
-		if !ok || (len(active) != 0 && !active[i]) {
-			continue
+	parallelRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			pi, ok := load3(p, i)
+			if !ok || (len(active) != 0 && !active[i]) {
+				continue
+			}
+			id, sp, q, d2 := find(pi)
+			if id < 0 {
+				continue
+			}
+			r.Distance[i] = float32(math.Sqrt(d2))
+			store3(r.EdgePoint, i, q)
+			r.EdgeT[i] = float32(sp)
+			r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
 		}
-		id, sp, q, d2 := find(pi)
-		if id < 0 {
-			continue
-		}
-		r.Distance[i] = float32(math.Sqrt(d2))
-		store3(r.EdgePoint, i, q)
-		r.EdgeT[i] = float32(sp)
-		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
-	}
+	})
 	return r, nil
 }
 
@@ -230,27 +234,52 @@ func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, err
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestRay
 	}
-	for i := range n {
-		oi, ok1 := load3(o, i)
-		di, ok2 := load3(d, i)
-		T, ok3 := rayLimit(tmax, i)
-		if !ok1 || !ok2 || !ok3 || (len(active) != 0 && !active[i]) {
-			continue
+	parallelRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			oi, ok1 := load3(o, i)
+			di, ok2 := load3(d, i)
+			T, ok3 := rayLimit(tmax, i)
+			if !ok1 || !ok2 || !ok3 || (len(active) != 0 && !active[i]) {
+				continue
+			}
+			id, t, se, d2 := find(oi, di, T)
+			if id < 0 {
+				continue
+			}
+			a, b := s.endpoints(id)
+			r.Distance[i] = float32(math.Sqrt(d2))
+			r.RayT[i] = float32(t)
+			store3(r.Point, i, axpy(t, di, oi))
+			r.EdgeT[i] = float32(se)
+			store3(r.EdgePoint, i, axpy(se, sub(b, a), a))
+			r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
 		}
-		id, t, se, d2 := find(oi, di, T)
-		if id < 0 {
-			continue
-		}
-		a, b := s.endpoints(id)
-		r.Distance[i] = float32(math.Sqrt(d2))
-		r.RayT[i] = float32(t)
-		store3(r.Point, i, axpy(t, di, oi))
-		r.EdgeT[i] = float32(se)
-		store3(r.EdgePoint, i, axpy(se, sub(b, a), a))
-		r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
-	}
+	})
 	return r, nil
 }
+
+// parallelRows runs fn over [0, n) split into contiguous blocks on up to
+// GOMAXPROCS goroutines (one block below parallelMinRows rows).
+func parallelRows(n int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), (n+parallelMinRows-1)/parallelMinRows)
+	if workers <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// parallelMinRows is the fewest rows worth a goroutine.
+const parallelMinRows = 2048
 
 // indexWork is the query work (rows × edges) above which a query builds an
 // Index instead of scanning every edge for every row.
@@ -310,23 +339,25 @@ func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestK
 	}
-	best := make([]kslot, 0, k)
-	for i := range n {
-		pi, ok := load3(p, i)
-		if !ok || (len(active) != 0 && !active[i]) {
-			continue
+	parallelRows(n, func(lo, hi int) {
+		best := make([]kslot, 0, k)
+		for i := lo; i < hi; i++ {
+			pi, ok := load3(p, i)
+			if !ok || (len(active) != 0 && !active[i]) {
+				continue
+			}
+			best = find(pi, k, best)
+			for j, b := range best {
+				x := i*k + j
+				r.Valid[x] = true
+				r.Distance[x] = float32(math.Sqrt(b.d2))
+				store3(r.Point, x, pi)
+				r.EdgeT[x] = float32(b.s)
+				store3(r.EdgePoint, x, b.q)
+				r.ShapeID[x], r.EdgeID[x], r.GlobalEdgeID[x] = s.Edges.ShapeID[b.id], s.Edges.LocalID[b.id], int32(b.id)
+				r.Boundary[x] = s.Edges.IsBoundary(b.id)
+			}
 		}
-		best = find(pi, k, best)
-		for j, b := range best {
-			x := i*k + j
-			r.Valid[x] = true
-			r.Distance[x] = float32(math.Sqrt(b.d2))
-			store3(r.Point, x, pi)
-			r.EdgeT[x] = float32(b.s)
-			store3(r.EdgePoint, x, b.q)
-			r.ShapeID[x], r.EdgeID[x], r.GlobalEdgeID[x] = s.Edges.ShapeID[b.id], s.Edges.LocalID[b.id], int32(b.id)
-			r.Boundary[x] = s.Edges.IsBoundary(b.id)
-		}
-	}
+	})
 	return r, nil
 }
