@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/rayd-go/rayd/calibrate"
+	"github.com/rayd-go/rayd/edge"
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/shard"
 )
@@ -71,6 +72,9 @@ type Scene struct {
 
 	calMu   sync.Mutex
 	lastCal *calibrate.Record
+
+	edgeOnce sync.Once   // builds edges on the first edge call
+	edges    *edge.Scene // the edge table over tables, and the edge mask
 }
 
 // NewScene validates meshes, concatenates them (mesh i gets shape id i) and
