@@ -137,45 +137,32 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 // aborted on every failure (peers learn of it at once) and closed on every
 // way out.
 func rank(ctx context.Context, env dist.Env, cfg config, stdout io.Writer) (err error) {
-	comm, err := dist.Init(ctx, env, dist.Options{Timeout: cfg.timeout, NoWatchdog: !cfg.watchdog,
-		OptiXCacheRoot: os.Getenv("RAYD_EXAMPLE_OPTIX_CACHE_ROOT")})
-	if err != nil {
-		return err
-	}
-	defer func() {
+	opt := dist.Options{Timeout: cfg.timeout, NoWatchdog: !cfg.watchdog, OptiXCacheRoot: os.Getenv("RAYD_EXAMPLE_OPTIX_CACHE_ROOT")}
+	return dist.Run(ctx, env, opt, func(ctx context.Context, comm *dist.Comm) error {
+		w := laneWindow(cfg.samples, env.Rank, env.WorldSize)
+		fmt.Fprintf(stdout, "rank=%d world=%d device=cuda:%d launcher=%s lanes=[%d,%d) total=%d\n", env.Rank, env.WorldSize,
+			comm.Device(), env.Launcher, w.begin, w.begin+w.count, w.total)
+		local, err := accumulateOnDevice(ctx, comm.Device(), cfg, w)
 		if err != nil {
-			comm.Abort(err.Error())
-		} else if p := recover(); p != nil {
-			comm.Abort(fmt.Sprint("panic: ", p))
-			panic(p)
-		}
-		if cerr := comm.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("closing the communicator: %w", cerr)
-		}
-	}()
-	w := laneWindow(cfg.samples, env.Rank, env.WorldSize)
-	fmt.Fprintf(stdout, "rank=%d world=%d device=cuda:%d launcher=%s lanes=[%d,%d) total=%d\n", env.Rank, env.WorldSize,
-		comm.Device(), env.Launcher, w.begin, w.begin+w.count, w.total)
-	local, err := accumulateOnDevice(ctx, comm.Device(), cfg, w)
-	if err != nil {
-		return err
-	}
-	red, err := newNCCLReducer(comm)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, red.close()) }()
-	merged, err := reduce(ctx, red, local)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "rank=%d local_power_sum=%.17g merged_power_sum=%.17g merged_direct_count=%d merged_grid_checksum=%.17g\n",
-		env.Rank, sum(local.grids[0]), sum(merged.grids[0]), merged.counters[0], merged.checksum())
-	if env.Rank == 0 && cfg.out != "" {
-		if err := writeOutput(cfg.out, newOutput(merged, cfg, w.total, env.WorldSize)); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "rank=0 wrote %s\n", cfg.out)
-	}
-	return comm.Barrier(ctx) // the closing barrier: every rank finished
+		red, err := newNCCLReducer(comm)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, red.close()) }()
+		merged, err := reduce(ctx, red, local)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rank=%d local_power_sum=%.17g merged_power_sum=%.17g merged_direct_count=%d merged_grid_checksum=%.17g\n",
+			env.Rank, sum(local.grids[0]), sum(merged.grids[0]), merged.counters[0], merged.checksum())
+		if env.Rank == 0 && cfg.out != "" {
+			if err := writeOutput(cfg.out, newOutput(merged, cfg, w.total, env.WorldSize)); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "rank=0 wrote %s\n", cfg.out)
+		}
+		return comm.Barrier(ctx) // the closing barrier: every rank finished
+	})
 }

@@ -108,41 +108,28 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 // aborted on every failure (peers learn of it at once) and closed on every
 // way out.
 func train(ctx context.Context, env dist.Env, cfg config, stdout io.Writer) (err error) {
-	comm, err := dist.Init(ctx, env, dist.Options{Timeout: cfg.timeout, NoWatchdog: !cfg.watchdog,
-		OptiXCacheRoot: os.Getenv("RAYD_EXAMPLE_OPTIX_CACHE_ROOT")})
-	if err != nil {
-		return err
-	}
-	defer func() {
+	opt := dist.Options{Timeout: cfg.timeout, NoWatchdog: !cfg.watchdog, OptiXCacheRoot: os.Getenv("RAYD_EXAMPLE_OPTIX_CACHE_ROOT")}
+	return dist.Run(ctx, env, opt, func(ctx context.Context, comm *dist.Comm) error {
+		t, err := newTrainer(ctx, comm, cfg)
 		if err != nil {
-			comm.Abort(err.Error())
-		} else if p := recover(); p != nil {
-			comm.Abort(fmt.Sprint("panic: ", p))
-			panic(p)
+			return err
 		}
-		if cerr := comm.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("closing the communicator: %w", cerr)
-		}
-	}()
-	t, err := newTrainer(ctx, comm, cfg)
-	if err != nil {
-		return err
-	}
-	defer t.close()
-	fmt.Fprintf(stdout, "rank=%d world=%d device=cuda:%d launcher=%s rays=[%d,%d) vertices=%d\n", env.Rank, env.WorldSize,
-		comm.Device(), env.Launcher, t.begin, t.end, len(t.params)/3)
-	for step := 1; step <= cfg.steps; step++ {
-		loss, err := t.step(ctx)
-		if err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
-		}
-		if step%cfg.checkEvery == 0 || step == cfg.steps {
-			if err := t.checkDrift(ctx); err != nil {
+		defer t.close()
+		fmt.Fprintf(stdout, "rank=%d world=%d device=cuda:%d launcher=%s rays=[%d,%d) vertices=%d\n", env.Rank, env.WorldSize,
+			comm.Device(), env.Launcher, t.begin, t.end, len(t.params)/3)
+		for step := 1; step <= cfg.steps; step++ {
+			loss, err := t.step(ctx)
+			if err != nil {
 				return fmt.Errorf("step %d: %w", step, err)
 			}
-			fmt.Fprintf(stdout, "rank=%d step=%d loss=%.8e drift=0\n", env.Rank, step, loss)
+			if step%cfg.checkEvery == 0 || step == cfg.steps {
+				if err := t.checkDrift(ctx); err != nil {
+					return fmt.Errorf("step %d: %w", step, err)
+				}
+				fmt.Fprintf(stdout, "rank=%d step=%d loss=%.8e drift=0\n", env.Rank, step, loss)
+			}
 		}
-	}
-	fmt.Fprintf(stdout, "rank=%d final_param_sha256=%s\n", env.Rank, paramHash(t.params))
-	return comm.Barrier(ctx) // the closing barrier: every rank finished
+		fmt.Fprintf(stdout, "rank=%d final_param_sha256=%s\n", env.Rank, paramHash(t.params))
+		return comm.Barrier(ctx) // the closing barrier: every rank finished
+	})
 }
