@@ -20,8 +20,8 @@ type Index struct {
 	ids   []int32 // edge ids in leaf order
 }
 
-// node is an interior node (count 0: children left and left+1... stored as
-// left and right) or a leaf over ids[first : first+count].
+// node is an interior node (count 0, children left and right) or a leaf
+// over ids[first : first+count].
 type node struct {
 	lo, hi       vec
 	left, right  int32
@@ -35,46 +35,69 @@ const leafSize = 4
 // that the rounding of a bound can never prune an edge the scan keeps.
 const pruneSlack = 1e-9
 
-// NewIndex builds the Index of s's current edges (median splits on the
-// longest axis of the edge centroids).
+// NewIndex builds the Index of s's current edges: median splits on the
+// longest axis of the edge centroids (ties by id, so the tree does not
+// depend on the input order), node boxes computed bottom-up.
 func NewIndex(s *Scene) *Index {
 	x := &Index{s: s}
 	n := s.Edges.Len()
 	if n == 0 {
 		return x
 	}
-	x.ids = make([]int32, n)
 	lo := make([]vec, n)
 	hi := make([]vec, n)
-	c := make([]vec, n)
+	items := make([]item, n)
 	for i := range n {
-		x.ids[i] = int32(i)
 		a, b := s.endpoints(i)
 		for k := range 3 {
 			lo[i][k], hi[i][k] = min(a[k], b[k]), max(a[k], b[k])
-			c[i][k] = (a[k] + b[k]) / 2
+			items[i].c[k] = (a[k] + b[k]) / 2
 		}
+		items[i].id = int32(i)
 	}
 	x.nodes = make([]node, 0, 2*n/leafSize+1)
-	x.build(0, n, lo, hi, c)
+	x.build(items, 0, lo, hi)
+	x.ids = make([]int32, n)
+	for i, it := range items {
+		x.ids[i] = it.id
+	}
 	return x
 }
 
-// build appends the subtree over ids[first:last] and returns its index.
-func (x *Index) build(first, last int, lo, hi, c []vec) int32 {
+// item is an edge's centroid and id, moved together while the build
+// partitions (contiguous, so each level's passes read memory in order).
+type item struct {
+	c  vec
+	id int32
+}
+
+// before orders items by centroid on axis, then id.
+func before(a, b *item, axis int) bool {
+	return a.c[axis] < b.c[axis] || (a.c[axis] == b.c[axis] && a.id < b.id)
+}
+
+// build appends the subtree over items (the leaf order positions
+// first … first+len(items)) in pre-order and returns its index.
+func (x *Index) build(items []item, first int, lo, hi []vec) int32 {
 	me := int32(len(x.nodes))
-	nd := node{lo: vec{math.Inf(1), math.Inf(1), math.Inf(1)}, hi: vec{math.Inf(-1), math.Inf(-1), math.Inf(-1)}}
-	cmin, cmax := nd.lo, nd.hi
-	for _, id := range x.ids[first:last] {
-		for k := range 3 {
-			nd.lo[k], nd.hi[k] = min(nd.lo[k], lo[id][k]), max(nd.hi[k], hi[id][k])
-			cmin[k], cmax[k] = min(cmin[k], c[id][k]), max(cmax[k], c[id][k])
+	x.nodes = append(x.nodes, node{})
+	if len(items) <= leafSize {
+		nd := node{lo: vec{math.Inf(1), math.Inf(1), math.Inf(1)}, hi: vec{math.Inf(-1), math.Inf(-1), math.Inf(-1)},
+			first: int32(first), count: int32(len(items))}
+		for _, it := range items {
+			for k := range 3 {
+				nd.lo[k], nd.hi[k] = min(nd.lo[k], lo[it.id][k]), max(nd.hi[k], hi[it.id][k])
+			}
 		}
-	}
-	x.nodes = append(x.nodes, nd)
-	if last-first <= leafSize {
-		x.nodes[me].first, x.nodes[me].count = int32(first), int32(last-first)
+		x.nodes[me] = nd
 		return me
+	}
+	cmin := vec{math.Inf(1), math.Inf(1), math.Inf(1)}
+	cmax := vec{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for i := range items {
+		for k := range 3 {
+			cmin[k], cmax[k] = min(cmin[k], items[i].c[k]), max(cmax[k], items[i].c[k])
+		}
 	}
 	axis := 0
 	for k := 1; k < 3; k++ {
@@ -82,42 +105,43 @@ func (x *Index) build(first, last int, lo, hi, c []vec) int32 {
 			axis = k
 		}
 	}
-	mid := (first + last) / 2
-	// Split at the median by (centroid, id), a total order, so the two
-	// halves (and with them the tree) do not depend on the input order.
-	selectNth(x.ids[first:last], mid-first, func(a, b int32) bool {
-		return c[a][axis] < c[b][axis] || (c[a][axis] == c[b][axis] && a < b)
-	})
-	l := x.build(first, mid, lo, hi, c)
-	r := x.build(mid, last, lo, hi, c)
-	x.nodes[me].left, x.nodes[me].right = l, r
+	mid := len(items) / 2
+	selectNth(items, mid, axis)
+	l := x.build(items[:mid], first, lo, hi)
+	r := x.build(items[mid:], first+mid, lo, hi)
+	nd := node{left: l, right: r}
+	for k := range 3 {
+		nd.lo[k] = min(x.nodes[l].lo[k], x.nodes[r].lo[k])
+		nd.hi[k] = max(x.nodes[l].hi[k], x.nodes[r].hi[k])
+	}
+	x.nodes[me] = nd
 	return me
 }
 
-// selectNth reorders v so that v[n] is the element a full sort by less
-// would put there, with every element before it not after it and every
-// element after it not before it (quickselect, median-of-three pivots):
-// linear on average, which keeps the build at O(E log E).
-func selectNth(v []int32, n int, less func(a, b int32) bool) {
+// selectNth reorders v so that v[n] is the item a full sort by before
+// would put there, every item before it not after it and every item after
+// it not before it (quickselect, median-of-three pivots): linear on
+// average, which keeps the build at O(E log E).
+func selectNth(v []item, n, axis int) {
 	lo, hi := 0, len(v)-1
 	for hi > lo {
 		mid := lo + (hi-lo)/2
-		if less(v[mid], v[lo]) {
+		if before(&v[mid], &v[lo], axis) {
 			v[mid], v[lo] = v[lo], v[mid]
 		}
-		if less(v[hi], v[lo]) {
+		if before(&v[hi], &v[lo], axis) {
 			v[hi], v[lo] = v[lo], v[hi]
 		}
-		if less(v[hi], v[mid]) {
+		if before(&v[hi], &v[mid], axis) {
 			v[hi], v[mid] = v[mid], v[hi]
 		}
 		pivot := v[mid]
 		i, j := lo, hi
 		for i <= j {
-			for less(v[i], pivot) {
+			for before(&v[i], &pivot, axis) {
 				i++
 			}
-			for less(pivot, v[j]) {
+			for before(&pivot, &v[j], axis) {
 				j--
 			}
 			if i <= j {

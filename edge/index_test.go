@@ -177,55 +177,43 @@ func TestQueriesUseTheIndexAboveTheThreshold(t *testing.T) {
 	}
 }
 
-// selectNth puts the n-th element of the sorted order in place, with a
+// selectNth puts the n-th item of the sorted order in place, with a
 // partition around it, on every input shape (ties, sorted, reversed).
 func TestSelectNth(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for trial := range 500 {
 		n := 1 + r.IntN(60)
-		key := make([]int, n)
-		for i := range key {
+		v := make([]item, n)
+		for i := range v {
+			var key float64
 			switch trial % 4 {
 			case 0:
-				key[i] = r.IntN(5) // many ties
+				key = float64(r.IntN(5)) // many ties
 			case 1:
-				key[i] = i
+				key = float64(i)
 			case 2:
-				key[i] = n - i
+				key = float64(n - i)
 			default:
-				key[i] = r.IntN(1000)
+				key = r.Float64()
 			}
-		}
-		less := func(a, b int32) bool { return key[a] < key[b] || (key[a] == key[b] && a < b) }
-		v := make([]int32, n)
-		for i := range v {
-			v[i] = int32(i)
+			v[i] = item{c: vec{0, key, 0}, id: int32(i)}
 		}
 		r.Shuffle(n, func(i, j int) { v[i], v[j] = v[j], v[i] })
-		sorted := append([]int32(nil), v...)
-		slicesSort(sorted, less)
+		sorted := append([]item(nil), v...)
+		for i := 1; i < n; i++ {
+			for j := i; j > 0 && before(&sorted[j], &sorted[j-1], 1); j-- {
+				sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
+			}
+		}
 		k := r.IntN(n)
-		selectNth(v, k, less)
+		selectNth(v, k, 1)
 		if v[k] != sorted[k] {
-			t.Fatalf("trial %d: element %d is %d, want %d", trial, k, v[k], sorted[k])
+			t.Fatalf("trial %d: item %d is %v, want %v", trial, k, v[k], sorted[k])
 		}
-		for i := range k {
-			if less(v[k], v[i]) {
-				t.Fatalf("trial %d: v[%d] after the n-th", trial, i)
+		for i := range n {
+			if (i < k && before(&v[k], &v[i], 1)) || (i > k && before(&v[i], &v[k], 1)) {
+				t.Fatalf("trial %d: item %d on the wrong side", trial, i)
 			}
-		}
-		for i := k + 1; i < n; i++ {
-			if less(v[i], v[k]) {
-				t.Fatalf("trial %d: v[%d] before the n-th", trial, i)
-			}
-		}
-	}
-}
-
-func slicesSort(v []int32, less func(a, b int32) bool) {
-	for i := 1; i < len(v); i++ {
-		for j := i; j > 0 && less(v[j], v[j-1]); j-- {
-			v[j], v[j-1] = v[j-1], v[j]
 		}
 	}
 }
