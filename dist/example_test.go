@@ -124,3 +124,22 @@ func ExampleInit() {
 	}
 	_ = comm.Barrier(ctx)
 }
+
+// A rank's work through Run: the communicator is aborted if the work fails
+// (so the other ranks stop waiting at once) and closed on every way out.
+func ExampleRun() {
+	env, err := dist.FromEnvironment()
+	if err != nil {
+		fmt.Println(err) // not started by a launcher
+		return
+	}
+	err = dist.Run(context.Background(), env, dist.Options{Timeout: 5 * time.Minute},
+		func(ctx context.Context, comm *dist.Comm) error {
+			// ... build the scene on cuda:comm.Device(), trace this rank's
+			// shard, all-reduce the gradients ...
+			return comm.Barrier(ctx)
+		})
+	if err != nil {
+		fmt.Println("rank failed:", err)
+	}
+}

@@ -1,25 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rayd-go/rayd/internal/jobtest"
+
 	"github.com/rayd-go/rayd/dist"
-	"github.com/rayd-go/rayd/driver"
 	"github.com/rayd-go/rayd/internal/gputest"
 )
 
@@ -40,53 +38,6 @@ const (
 func recipeArgs(out string) []string {
 	return []string{fmt.Sprintf("--samples=%d", recipeSamples), fmt.Sprintf("--seed=%d", recipeSeed),
 		fmt.Sprintf("--resolution=%d", recipeResolution), "--out=" + out, "--timeout=300s"}
-}
-
-func needTwoGPUs(t *testing.T) {
-	t.Helper()
-	gputest.MustHaveDevices(t, 2)
-	if err := driver.LoadNCCL(); err != nil {
-		t.Fatalf("2 GPUs but no libnccl: %v", err)
-	}
-}
-
-// jobEnv is the environment of a launched job: no launcher variables, no
-// OPTIX_CACHE_PATH, a per-test OptiX cache root, NVLS off.
-func jobEnv(t *testing.T) []string {
-	_, extra := program()
-	return append(append(launcherFree(), extra...), "RAYD_EXAMPLE_OPTIX_CACHE_ROOT="+t.TempDir(), "NCCL_NVLS_ENABLE=0")
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writers of a job.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// runGroup runs cmd in its own process group and kills the group when it
-// outlives jobTimeout.
-func runGroup(t *testing.T, cmd *exec.Cmd) (string, error) {
-	t.Helper()
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	timer := time.AfterFunc(jobTimeout, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	defer timer.Stop()
-	err := cmd.Wait()
-	return out.String(), err
 }
 
 // reference is the single-process, single-device launch of the whole lane
@@ -143,46 +94,31 @@ func checkRecipe(t *testing.T, out, path string) {
 
 // TestRecipeWithRaydLaunch runs the recipe on 2 GPUs under rayd launch.
 func TestRecipeWithRaydLaunch(t *testing.T) {
-	needTwoGPUs(t)
-	prog, _ := program()
+	jobtest.NeedTwoGPUs(t)
+	prog, _ := example.Command()
 	path := filepath.Join(t.TempDir(), "grids.json")
 	if bin := os.Getenv(raydBin); bin != "" {
 		cmd := exec.Command(bin, append([]string{"launch", "-n", "2", prog}, recipeArgs(path)...)...)
-		cmd.Env = jobEnv(t)
-		out, err := runGroup(t, cmd)
+		cmd.Env = example.JobEnv(t)
+		out, err := jobtest.RunGroup(t, cmd, jobTimeout)
 		require.NoError(t, err, out)
 		checkRecipe(t, out, path)
 		return
 	}
 	t.Logf("%s is not set: driving dist.Launch (the code behind rayd launch) in process", raydBin)
-	var out syncBuffer
+	var out jobtest.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
 	defer cancel()
-	res, err := dist.Launch(ctx, dist.LaunchConfig{NProcs: 2, Program: prog, Args: recipeArgs(path), Env: jobEnv(t),
+	res, err := dist.Launch(ctx, dist.LaunchConfig{NProcs: 2, Program: prog, Args: recipeArgs(path), Env: example.JobEnv(t),
 		Stdout: &out, Stderr: &out})
 	require.NoError(t, err, out.String())
 	assert.Equal(t, []int{0, 0}, res.ExitCodes, out.String())
 	checkRecipe(t, out.String(), path)
 }
 
-// freePortPair returns a port p such that p and p+1 were free (torchrun's
-// agent store takes p, the rendezvous p+1).
-func freePortPair(t *testing.T) int {
-	for range 50 {
-		p, err := dist.FreePort("127.0.0.1")
-		require.NoError(t, err)
-		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+1))); err == nil {
-			_ = ln.Close()
-			return p
-		}
-	}
-	t.Fatal("no pair of free ports")
-	return 0
-}
-
 // TestRecipeWithTorchrun runs the recipe on 2 GPUs under torchrun --no-python.
 func TestRecipeWithTorchrun(t *testing.T) {
-	needTwoGPUs(t)
+	jobtest.NeedTwoGPUs(t)
 	torchrun, err := exec.LookPath("torchrun")
 	if err != nil {
 		if os.Getenv(gputest.RequireEnv) == "1" {
@@ -190,13 +126,13 @@ func TestRecipeWithTorchrun(t *testing.T) {
 		}
 		t.Skip("torchrun is not on PATH")
 	}
-	prog, _ := program()
+	prog, _ := example.Command()
 	path := filepath.Join(t.TempDir(), "grids.json")
 	args := append([]string{"--nnodes=1", "--nproc_per_node=2", "--master_addr=127.0.0.1",
-		fmt.Sprintf("--master_port=%d", freePortPair(t)), "--no-python", prog}, recipeArgs(path)...)
+		fmt.Sprintf("--master_port=%d", jobtest.FreePortPair(t)), "--no-python", prog}, recipeArgs(path)...)
 	cmd := exec.Command(torchrun, args...)
-	cmd.Env = jobEnv(t)
-	out, err := runGroup(t, cmd)
+	cmd.Env = example.JobEnv(t)
+	out, err := jobtest.RunGroup(t, cmd, jobTimeout)
 	require.NoError(t, err, out)
 	checkRecipe(t, out, path)
 }

@@ -9,13 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd/internal/jobtest"
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/dist"
@@ -29,6 +30,9 @@ const (
 	runBinEnv = "RAYD_ACCUM_GRIDS_BIN"
 )
 
+// example is this command run as a rank (see jobtest.Program).
+var example = jobtest.Program{AsMain: asMainEnv, Bin: runBinEnv}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(asMainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -36,40 +40,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// program returns the command to launch as a rank and the environment
-// that makes it the command.
-func program() (string, []string) {
-	if p := os.Getenv(runBinEnv); p != "" {
-		return p, nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		self = os.Args[0]
-	}
-	return self, []string{asMainEnv + "=1"}
-}
-
-// launcherFree is the environment minus every launcher variable.
-func launcherFree() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case name == "RANK", name == "WORLD_SIZE", name == "LOCAL_RANK", name == "LOCAL_WORLD_SIZE",
-			name == "MASTER_ADDR", name == "MASTER_PORT", name == "OPTIX_CACHE_PATH", name == asMainEnv,
-			strings.HasPrefix(name, "SLURM_"), strings.HasPrefix(name, "OMPI_"), strings.HasPrefix(name, "TORCHELASTIC_"):
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
 // runProgram runs the command with env and returns its exit status and
 // stderr.
 func runProgram(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
-	prog, extra := program()
+	prog, extra := example.Command()
 	cmd := exec.Command(prog, args...)
 	cmd.Env = append(env, extra...)
 	var stderr bytes.Buffer
@@ -84,14 +59,14 @@ func runProgram(t *testing.T, env []string, args ...string) (int, string) {
 }
 
 func TestWithoutALauncherItPrintsUsage(t *testing.T) {
-	code, stderr := runProgram(t, launcherFree(), "--samples=4096")
+	code, stderr := runProgram(t, example.LauncherFree(), "--samples=4096")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "no launcher environment")
 	assert.Contains(t, stderr, "rayd launch -n 2")
 }
 
 func TestALaneSpacePast2to31IsAUsageError(t *testing.T) {
-	env := append(launcherFree(), "RANK=0", "WORLD_SIZE=2", "LOCAL_RANK=0")
+	env := append(example.LauncherFree(), "RANK=0", "WORLD_SIZE=2", "LOCAL_RANK=0")
 	code, stderr := runProgram(t, env, "--samples=2147483647")
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "lane space of 2147483648")

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -21,9 +19,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rayd-go/rayd/internal/jobtest"
+
 	"github.com/rayd-go/rayd/dist"
-	"github.com/rayd-go/rayd/driver"
-	"github.com/rayd-go/rayd/internal/gputest"
 )
 
 // raydBin names a built rayd command for the rayd-launch test (without it
@@ -35,53 +33,6 @@ const jobTimeout = 900 * time.Second
 
 // recipeArgs are the recipe test's arguments (spec §11.3).
 var recipeArgs = []string{"--steps=6", "--check-every=3", "--rays=65536", "--cells=16", "--timeout=300"}
-
-func needTwoGPUs(t *testing.T) {
-	t.Helper()
-	gputest.MustHaveDevices(t, 2)
-	if err := driver.LoadNCCL(); err != nil {
-		t.Fatalf("2 GPUs but no libnccl: %v", err)
-	}
-}
-
-// jobEnv is the environment of a launched job: no launcher variables, no
-// OPTIX_CACHE_PATH, a per-test OptiX cache root, NVLS off.
-func jobEnv(t *testing.T) []string {
-	_, extra := program()
-	return append(append(launcherFree(), extra...), "RAYD_EXAMPLE_OPTIX_CACHE_ROOT="+t.TempDir(), "NCCL_NVLS_ENABLE=0")
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writers of a job.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// runGroup runs cmd in its own process group and kills the group when it
-// outlives jobTimeout.
-func runGroup(t *testing.T, cmd *exec.Cmd) (string, error) {
-	t.Helper()
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	timer := time.AfterFunc(jobTimeout, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	defer timer.Stop()
-	err := cmd.Wait()
-	return out.String(), err
-}
 
 var (
 	finalRE = regexp.MustCompile(`rank=(\d+) final_param_sha256=([0-9a-f]{64})`)
@@ -125,53 +76,38 @@ func checkRecipe(t *testing.T, out string, ranks, minDrift int) {
 
 // TestRecipeWithRaydLaunch runs the recipe on 2 GPUs under rayd launch.
 func TestRecipeWithRaydLaunch(t *testing.T) {
-	needTwoGPUs(t)
-	prog, _ := program()
+	jobtest.NeedTwoGPUs(t)
+	prog, _ := example.Command()
 	if bin := os.Getenv(raydBin); bin != "" {
 		cmd := exec.Command(bin, append([]string{"launch", "-n", "2", prog}, recipeArgs...)...)
-		cmd.Env = jobEnv(t)
-		out, err := runGroup(t, cmd)
+		cmd.Env = example.JobEnv(t)
+		out, err := jobtest.RunGroup(t, cmd, jobTimeout)
 		require.NoError(t, err, out)
 		checkRecipe(t, out, 2, 4)
 		return
 	}
 	t.Logf("%s is not set: driving dist.Launch (the code behind rayd launch) in process", raydBin)
-	var out syncBuffer
+	var out jobtest.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
 	defer cancel()
-	_, err := dist.Launch(ctx, dist.LaunchConfig{NProcs: 2, Program: prog, Args: recipeArgs, Env: jobEnv(t), Stdout: &out, Stderr: &out})
+	_, err := dist.Launch(ctx, dist.LaunchConfig{NProcs: 2, Program: prog, Args: recipeArgs, Env: example.JobEnv(t), Stdout: &out, Stderr: &out})
 	require.NoError(t, err, out.String())
 	checkRecipe(t, out.String(), 2, 4)
 }
 
-// freePortPair returns a port p such that p and p+1 were free (torchrun's
-// agent store takes p, the rendezvous p+1).
-func freePortPair(t *testing.T) int {
-	for range 50 {
-		p, err := dist.FreePort("127.0.0.1")
-		require.NoError(t, err)
-		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+1))); err == nil {
-			_ = ln.Close()
-			return p
-		}
-	}
-	t.Fatal("no pair of free ports")
-	return 0
-}
-
 // TestRecipeWithTorchrun runs the recipe on 2 GPUs under torchrun --no-python.
 func TestRecipeWithTorchrun(t *testing.T) {
-	needTwoGPUs(t)
+	jobtest.NeedTwoGPUs(t)
 	torchrun, err := exec.LookPath("torchrun")
 	if err != nil {
 		t.Skip("torchrun is not on PATH")
 	}
-	prog, _ := program()
+	prog, _ := example.Command()
 	args := append([]string{"--nnodes=1", "--nproc_per_node=2", "--master_addr=127.0.0.1",
-		fmt.Sprintf("--master_port=%d", freePortPair(t)), "--no-python", prog}, recipeArgs...)
+		fmt.Sprintf("--master_port=%d", jobtest.FreePortPair(t)), "--no-python", prog}, recipeArgs...)
 	cmd := exec.Command(torchrun, args...)
-	cmd.Env = jobEnv(t)
-	out, err := runGroup(t, cmd)
+	cmd.Env = example.JobEnv(t)
+	out, err := jobtest.RunGroup(t, cmd, jobTimeout)
 	require.NoError(t, err, out)
 	checkRecipe(t, out, 2, 4)
 }
@@ -181,7 +117,7 @@ func TestRecipeWithTorchrun(t *testing.T) {
 // timeout: at once through the watchdog, or by the collective's deadline
 // without it.
 func TestKillingARankFailsTheOther(t *testing.T) {
-	needTwoGPUs(t)
+	jobtest.NeedTwoGPUs(t)
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -191,16 +127,16 @@ func TestKillingARankFailsTheOther(t *testing.T) {
 		{"deadline only", []string{"--check-every=100000000", "--timeout=20", "--watchdog=false"}, 20 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prog, _ := program()
+			prog, _ := example.Command()
 			port, err := dist.FreePort("127.0.0.1")
 			require.NoError(t, err)
 			args := append([]string{"--steps=100000000", "--rays=65536", "--cells=16"}, tc.args...)
 			var cmds [2]*exec.Cmd
-			var out0 syncBuffer
+			var out0 jobtest.SyncBuffer
 			started := make(chan struct{})
 			for r := range 2 {
 				cmds[r] = exec.Command(prog, args...)
-				cmds[r].Env = dist.RankEnv(jobEnv(t), r, 2, "127.0.0.1", port, "kill-test-"+tc.name)
+				cmds[r].Env = dist.RankEnv(example.JobEnv(t), r, 2, "127.0.0.1", port, "kill-test-"+tc.name)
 				cmds[r].SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			}
 			cmds[0].Stdout, cmds[0].Stderr = &out0, &out0

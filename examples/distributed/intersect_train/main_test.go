@@ -5,11 +5,12 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd/internal/jobtest"
 )
 
 // asMainEnv makes the test binary run the command itself (so a launcher
@@ -20,6 +21,9 @@ const (
 	runTrainBin = "RAYD_INTERSECT_TRAIN_BIN"
 )
 
+// example is this command run as a rank (see jobtest.Program).
+var example = jobtest.Program{AsMain: asMainEnv, Bin: runTrainBin}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(asMainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -27,39 +31,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// program returns the command to launch as a rank and the environment
-// that makes it the command.
-func program() (string, []string) {
-	if p := os.Getenv(runTrainBin); p != "" {
-		return p, nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		self = os.Args[0]
-	}
-	return self, []string{asMainEnv + "=1"}
-}
-
-// launcherFree is the environment minus every launcher variable.
-func launcherFree() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case name == "RANK", name == "WORLD_SIZE", name == "LOCAL_RANK", name == "LOCAL_WORLD_SIZE",
-			name == "MASTER_ADDR", name == "MASTER_PORT", name == "OPTIX_CACHE_PATH", name == asMainEnv,
-			strings.HasPrefix(name, "SLURM_"), strings.HasPrefix(name, "OMPI_"), strings.HasPrefix(name, "TORCHELASTIC_"):
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
 func TestWithoutALauncherItPrintsUsage(t *testing.T) {
-	prog, extra := program()
+	prog, extra := example.Command()
 	cmd := exec.Command(prog, "--steps=2")
-	cmd.Env = append(launcherFree(), extra...)
+	cmd.Env = append(example.LauncherFree(), extra...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
