@@ -7,7 +7,7 @@ LDFLAGS  := -s -w -X main.commit=$(COMMIT)
 GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids
 export NCCL_NVLS_ENABLE := 0
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-rf bench-multi bench-sweep gpu-harden clean
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-edges bench-rf bench-multi bench-sweep gpu-harden clean
 
 all: build test
 
@@ -40,6 +40,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/launchbench ./benchmarks/launch
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
 	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
 	CGO_ENABLED=0 $(GO) build -ldflags "-s -w -X main.buildCommit=$(COMMIT)" -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/ptxdigest ./cmd/ptxdigest
@@ -66,6 +67,11 @@ bench-launch:
 ## bench-geometry: single-device BVH benchmark (light and compute) -> benchmarks/results/geometry-h200.json.
 bench-geometry:
 	$(BIN)/geometry -out benchmarks/results/geometry-h200.json
+
+## bench-edges: nearest-edge queries (4,194,304 points, segments, half rays;
+## light and compute edges; build time) -> benchmarks/results/edges-h200.json.
+bench-edges:
+	$(BIN)/edgebench -out benchmarks/results/edges-h200.json | tee benchmarks/results/edges-h200.txt
 
 ## bench-rf: RF benchmark -> benchmarks/results/rf-h200.json.
 bench-rf:

@@ -33,10 +33,12 @@ func buildOptiX(s *launch.Stream, t *geom.Tables) (tracer, error) { return accel
 
 // cudaEngine runs queries on one device through a tracer.
 type cudaEngine struct {
-	dev   *launch.Device
-	build *launch.Stream
-	bvh   tracer
-	slots chan *slot
+	dev      *launch.Device
+	build    *launch.Stream
+	bvh      tracer
+	slots    chan *slot
+	edges    deviceEdges // built on the first edge query
+	blockers blockerBVH  // OptiX engines: the visibility variants' BVH
 }
 
 // slot is one query lane: a stream, the persistent-launch counter and
@@ -268,6 +270,7 @@ func (e *cudaEngine) refit(ctx context.Context, _ int, _ []float32, t *geom.Tabl
 	if err := e.bvh.Refit(e.build, t); err != nil {
 		return err
 	}
+	e.edgesRefitted(t)
 	return e.build.Synchronize()
 }
 
@@ -280,6 +283,14 @@ func (e *cudaEngine) close() error {
 	}
 	if e.bvh != nil && !isNilTracer(e.bvh) {
 		keep(e.bvh.Close())
+	}
+	if e.edges.bvh != nil {
+		keep(e.edges.bvh.Close())
+		e.edges.bvh = nil
+	}
+	if e.blockers.bvh != nil {
+		keep(e.blockers.bvh.Close())
+		e.blockers.bvh = nil
 	}
 	close(e.slots)
 	for sl := range e.slots {

@@ -26,13 +26,14 @@ type (
 // MaxEdgesK is the largest k of NearestEdges.
 const MaxEdgesK = edge.MaxK
 
-// Edge queries run on the host in this version, on every backend: the
-// scene's edge table (spec §1.3) is built once from its meshes (meshes with
-// EdgesDisabled contribute none), large batches go through a BVH over the
-// edge segments (package edge's Index) on every core, and the results are
-// the brute-force scan's bit for bit, ties to the lowest global edge id.
-// They follow the scene's vertex updates. The GPU edge kernels are not part
-// of this version.
+// Edge queries: the scene's edge table (spec §1.3) is built once from its
+// meshes (meshes with EdgesDisabled contribute none). On a single-device
+// CUDA backend (BVH or OptiX) the queries run on the GPU over an edge BVH
+// (accel.EdgeBVH) built on the first edge query and refitted after vertex
+// updates; on the CPU backend, and on replicated scenes, they run on the
+// host, where large batches go through package edge's Index on every core.
+// Both compute in float64 and give the brute-force scan's results bit for
+// bit, ties to the lowest global edge id.
 
 // edgeScene returns the scene's edge table, building it on first use. The
 // caller holds s.mu (shared or exclusive).
@@ -88,6 +89,7 @@ func (s *Scene) SetEdgeMask(ctx context.Context, mask []bool) error {
 			return err
 		}
 	}
+	s.edgeGen++
 	return nil
 }
 
@@ -110,6 +112,9 @@ func (s *Scene) NearestEdge(ctx context.Context, points []float32) (*NearestPoin
 		return nil, err
 	}
 	defer s.mu.RUnlock()
+	if ee, ok := s.eng.(edgeEngine); ok {
+		return ee.nearestEdge(ctx, es, s.edgeGen, points, nil)
+	}
 	return es.NearestPoint(points, nil)
 }
 
@@ -123,6 +128,9 @@ func (s *Scene) NearestEdgeRay(ctx context.Context, r Rays) (*NearestRayEdge, er
 		return nil, err
 	}
 	defer s.mu.RUnlock()
+	if ee, ok := s.eng.(edgeEngine); ok {
+		return ee.nearestEdgeRay(ctx, es, s.edgeGen, r)
+	}
 	return es.NearestRay(r.Origins, r.Directions, r.TMax, r.Active)
 }
 
@@ -135,6 +143,9 @@ func (s *Scene) NearestEdges(ctx context.Context, points []float32, k int, activ
 		return nil, err
 	}
 	defer s.mu.RUnlock()
+	if ee, ok := s.eng.(edgeEngine); ok {
+		return ee.nearestEdges(ctx, es, s.edgeGen, points, k, active)
+	}
 	return es.NearestK(points, k, active)
 }
 

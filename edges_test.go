@@ -49,6 +49,17 @@ func TestSceneEdgeQueriesMatchTheReference(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = sim.Close() })
 		scenes["replicated"] = sim
+		checkSceneEdges(t, r, meshes, scenes)
+	}
+}
+
+// checkSceneEdges compares every scene's edge queries with the reference
+// on fresh random batches: plain, masked (the mask is honoured and a wrong
+// length refused) and after a vertex update of mesh 0 (the mask survives).
+func checkSceneEdges(t *testing.T, r *rand.Rand, meshes []rayd.Mesh, scenes map[string]*rayd.Scene) {
+	t.Helper()
+	ctx := context.Background()
+	{
 		tb, err := geom.BuildTables(meshes)
 		require.NoError(t, err)
 		ref := edge.NewScene(tb)

@@ -73,8 +73,10 @@ type Scene struct {
 	calMu   sync.Mutex
 	lastCal *calibrate.Record
 
-	edgeOnce sync.Once   // builds edges on the first edge call
-	edges    *edge.Scene // the edge table over tables, and the edge mask
+	edgeOnce sync.Once    // builds edges on the first edge call
+	edges    *edge.Scene  // the edge table over tables, and the edge mask
+	edgeGen  uint64       // counts edge mask changes (device copies follow it)
+	hostRef  hostBlockers // visibility variants of engines without their own
 }
 
 // NewScene validates meshes, concatenates them (mesh i gets shape id i) and
@@ -235,6 +237,9 @@ func (s *Scene) UpdateVertices(ctx context.Context, mesh int, vertices []float32
 		_ = s.tables.UpdateVertices(mesh, old)
 		return err
 	}
+	s.hostRef.mu.Lock()
+	s.hostRef.stale = true
+	s.hostRef.mu.Unlock()
 	return nil
 }
 

@@ -23,6 +23,12 @@ const (
 type runner interface {
 	launch(module, entry string, grid, block launch.Dim3, args ...any) error
 	memset32(b *launch.Buffer[uint32], v uint32) error
+	zero(b zeroer) error
+}
+
+// zeroer is a buffer of any element type that can be cleared.
+type zeroer interface {
+	Memset8(s *launch.Stream, v uint8) error
 }
 
 // streamRunner launches on a stream.
@@ -37,6 +43,8 @@ func (r streamRunner) launch(module, entry string, grid, block launch.Dim3, args
 }
 
 func (r streamRunner) memset32(b *launch.Buffer[uint32], v uint32) error { return b.Memset32(r.s, v) }
+
+func (r streamRunner) zero(b zeroer) error { return b.Memset8(r.s, 0) }
 
 // kernelLauncher launches entry points of one module and keeps the first
 // error.

@@ -1,10 +1,14 @@
 // Package accel is rayd-go's pure-CUDA triangle BVH: the device build and
 // refit (ptx/src/bvh_build.cu), the query launchers for intersect,
-// trace_reflections and visible (ptx/src/trace.cu), and a host mirror of
-// the build.
+// trace_reflections and visible (ptx/src/trace.cu) and the segment blockers
+// of the visibility variants (ptx/src/visibility.cu), and a host mirror of
+// the build. EdgeBVH runs the same build over one degenerate triangle per
+// edge and answers the nearest-edge queries and their VJPs in float64
+// (ptx/src/edge.cu, edge_vjp.cu), bit for bit as package edge's scan.
 //
 // Place in the graph (design.md): replica → accel → launch → ptx/driver.
-// accel imports launch and geom only; it never imports driver or unsafe.
+// accel imports launch, geom and edge (the pure edge table) only; it never
+// imports driver or unsafe.
 // Everything it launches is an embedded PTX module reached through
 // launch.Device.Kernel.
 //

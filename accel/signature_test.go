@@ -131,6 +131,13 @@ func (r *recorder) memset32(b *launch.Buffer[uint32], _ uint32) error {
 	return nil
 }
 
+func (r *recorder) zero(b zeroer) error {
+	if b == nil {
+		return fmt.Errorf("zeroing a nil buffer")
+	}
+	return nil
+}
+
 func buf[T launch.Elem]() *launch.Buffer[T] { return new(launch.Buffer[T]) }
 
 // TestLaunchArgumentsMatchKernels drives every launch of a build, a refit and
@@ -138,8 +145,11 @@ func buf[T launch.Elem]() *launch.Buffer[T] { return new(launch.Buffer[T]) }
 // its kernel fails here rather than on a GPU.
 func TestLaunchArgumentsMatchKernels(t *testing.T) {
 	rec := &recorder{t: t, seen: map[string]int{}, kernels: map[string]map[string][]cParam{
-		ModuleBuild: parseKernels(t, "../ptx/src/bvh_build.cu"),
-		ModuleTrace: parseKernels(t, "../ptx/src/trace.cu"),
+		ModuleBuild:      parseKernels(t, "../ptx/src/bvh_build.cu"),
+		ModuleTrace:      parseKernels(t, "../ptx/src/trace.cu"),
+		ModuleEdge:       parseKernels(t, "../ptx/src/edge.cu"),
+		ModuleEdgeVJP:    parseKernels(t, "../ptx/src/edge_vjp.cu"),
+		ModuleVisibility: parseKernels(t, "../ptx/src/visibility.cu"),
 	}}
 	for _, tc := range []struct{ n, width int }{{1, 2}, {2, 2}, {5000, 2}, {1, 4}, {5000, 4}} {
 		n := tc.n
@@ -165,6 +175,7 @@ func TestLaunchArgumentsMatchKernels(t *testing.T) {
 	for _, width := range []int{2, 4} {
 		queries(t, rec, width)
 	}
+	edgeLaunches(t, rec)
 	for module, entries := range rec.kernels {
 		for entry := range entries {
 			if rec.seen[module+"."+entry] == 0 {
@@ -194,6 +205,8 @@ func queries(t *testing.T, rec *recorder, width int) {
 				b.launchIntersect(rec, r, geom.FlagsAll, hits, true),
 				b.launchReflections(rec, r, 4, refl),
 				b.launchVisible(rec, seg, buf[uint8]()),
+				b.launchBlockers(rec, seg, nil, 0, buf[int32]()),
+				b.launchBlockers(rec, seg, buf[int32](), 3, buf[int32]()),
 			} {
 				if err != nil {
 					t.Fatal(err)

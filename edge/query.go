@@ -27,7 +27,8 @@ func (r *PointResult) Len() int { return len(r.Distance) }
 // Valid reports whether row i found an edge.
 func (r *PointResult) Valid(i int) bool { return r.GlobalEdgeID[i] >= 0 }
 
-func newPointResult(n int) *PointResult {
+// NewPointResult returns n miss rows.
+func NewPointResult(n int) *PointResult {
 	r := &PointResult{
 		Distance:     make([]float32, n),
 		EdgePoint:    make([]float32, 3*n),
@@ -60,7 +61,8 @@ func (r *RayResult) Len() int { return len(r.Distance) }
 // Valid reports whether row i found an edge.
 func (r *RayResult) Valid(i int) bool { return r.GlobalEdgeID[i] >= 0 }
 
-func newRayResult(n int) *RayResult {
+// NewRayResult returns n miss rows.
+func NewRayResult(n int) *RayResult {
 	r := &RayResult{
 		Distance:     make([]float32, n),
 		RayT:         make([]float32, n),
@@ -101,7 +103,8 @@ func (r *TopK) Len() int {
 	return len(r.Valid) / r.K
 }
 
-func newTopK(n, k int) *TopK {
+// NewTopK returns n rows of k invalid slots.
+func NewTopK(n, k int) *TopK {
 	m := n * k
 	r := &TopK{
 		K:            k,
@@ -174,7 +177,7 @@ func (s *Scene) NearestPoint(p []float32, active []bool) (*PointResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newPointResult(n)
+	r := NewPointResult(n)
 	find := s.nearestPoint
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestPoint
@@ -222,14 +225,11 @@ func rayLimit(tmax []float32, i int) (float64, bool) {
 // non-finite o or d or a NaN tmax are misses. Ties go to the lowest global
 // edge id.
 func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, error) {
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	n, err := geom.CheckRays(o, d, tmax, active)
+	n, err := s.CheckRays(o, d, tmax, active)
 	if err != nil {
 		return nil, err
 	}
-	r := newRayResult(n)
+	r := NewRayResult(n)
 	find := s.nearestRay
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestRay
@@ -327,14 +327,14 @@ func (s *Scene) nearestRay(o, d vec, tmax float64) (id int, t, se, d2 float64) {
 // invalid; inactive rows and rows with a non-finite coordinate have every
 // slot invalid. k outside [1, MaxK] is a *geom.ArgumentError.
 func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
-	if k < 1 || k > MaxK {
-		return nil, &geom.ArgumentError{Field: "k", Reason: fmt.Sprintf("%d not in [1,%d]", k, MaxK)}
+	if err := CheckK(k); err != nil {
+		return nil, err
 	}
 	n, err := s.checkPoints(p, active)
 	if err != nil {
 		return nil, err
 	}
-	r := newTopK(n, k)
+	r := NewTopK(n, k)
 	find := s.nearestK
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestK
@@ -360,4 +360,25 @@ func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
 		}
 	})
 	return r, nil
+}
+
+// CheckPoints validates a point batch for NearestPoint and NearestK (the
+// scene, whole rows of 3, an active slice of N or none) and returns N: the
+// checks a device implementation of the queries runs before its launch.
+func (s *Scene) CheckPoints(p []float32, active []bool) (int, error) { return s.checkPoints(p, active) }
+
+// CheckRays validates a ray batch for NearestRay and returns N.
+func (s *Scene) CheckRays(o, d, tmax []float32, active []bool) (int, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	return geom.CheckRays(o, d, tmax, active)
+}
+
+// CheckK validates the k of NearestK.
+func CheckK(k int) error {
+	if k < 1 || k > MaxK {
+		return &geom.ArgumentError{Field: "k", Reason: fmt.Sprintf("%d not in [1,%d]", k, MaxK)}
+	}
+	return nil
 }

@@ -252,7 +252,7 @@ type stackEntry struct {
 
 // closestBVH finds the closest hit: nearer child first, the other pushed with
 // its entry parameter and skipped on pop if it starts beyond the best hit.
-func (s *Scene) closestBVH(o, d [3]float32, tmin float32, best *Hit) {
+func (s *Scene) closestBVH(o, d [3]float32, tmin float32, best *Hit, skip []int32) {
 	r := newRay64(o, d)
 	nodes, lo := s.bvh.nodes, widenLow(tmin)
 	var buf [geom.BVHStackDepth]stackEntry
@@ -271,7 +271,7 @@ func (s *Scene) closestBVH(o, d [3]float32, tmin float32, best *Hit) {
 			n := &nodes[ni]
 			if n.right < 0 {
 				for _, p := range s.bvh.prims[n.start : n.start+n.count] {
-					s.consider(o, d, tmin, p, best)
+					s.consider(o, d, tmin, p, best, skip)
 				}
 				break
 			}

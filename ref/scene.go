@@ -2,6 +2,7 @@ package ref
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/rayd-go/rayd/geom"
@@ -123,20 +124,29 @@ func (s *Scene) AnyHit(o, d [3]float32, tmin, tmax float32) bool {
 }
 
 func (s *Scene) closest(o, d [3]float32, tmin, tmax float32) (Hit, bool) {
+	return s.closestSkipping(o, d, tmin, tmax, nil)
+}
+
+// closestSkipping is closest with the faces listed in skip ignored.
+func (s *Scene) closestSkipping(o, d [3]float32, tmin, tmax float32, skip []int32) (Hit, bool) {
 	best := Hit{T: tmax, Prim: geom.InvalidID}
 	if s.bvh == nil {
 		for p := range s.tris {
-			s.consider(o, d, tmin, int32(p), &best)
+			s.consider(o, d, tmin, int32(p), &best, skip)
 		}
 	} else {
-		s.closestBVH(o, d, tmin, &best)
+		s.closestBVH(o, d, tmin, &best, skip)
 	}
 	return best, best.Prim >= 0
 }
 
 // consider tests face p and keeps it if it beats best: a smaller t, or the
 // same t and a lower prim id. Before the first hit any t ≤ tmax is accepted.
-func (s *Scene) consider(o, d [3]float32, tmin float32, p int32, best *Hit) {
+// Faces in skip are never hits.
+func (s *Scene) consider(o, d [3]float32, tmin float32, p int32, best *Hit, skip []int32) {
+	if slices.Contains(skip, p) {
+		return
+	}
 	tr := &s.tris[p]
 	t, u, v, ok := geom.Watertight(o, d, tr[0], tr[1], tr[2], tmin, best.T)
 	if !ok {

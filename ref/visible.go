@@ -42,19 +42,64 @@ func (s *Scene) Visible(start, end []float32, active []bool) ([]bool, error) {
 }
 
 func (s *Scene) segmentVisible(a, b [3]float32) bool {
+	origin, dir, tmax, ok := segmentRay(a, b)
+	return !ok || !s.anyHit(origin, dir, geom.MultipathTMin, tmax)
+}
+
+// segmentRay applies the segment rule: ok is false for a non-finite or
+// degenerate segment (never blocked), else the ray and its tmax.
+func segmentRay(a, b [3]float32) (origin, dir [3]float32, tmax float32, ok bool) {
 	if !geom.IsFinite3(a) || !geom.IsFinite3(b) {
-		return true
+		return origin, dir, 0, false
 	}
 	D := [3]float32{float32(b[0] - a[0]), float32(b[1] - a[1]), float32(b[2] - a[2])}
 	L := float32(math.Sqrt(float64(dot3(D, D))))
 	if L <= geom.MinSegmentLength {
-		return true
+		return origin, dir, 0, false
 	}
-	var dir, origin [3]float32
 	for k := range 3 {
 		dir[k] = float32(D[k] / L)
 		origin[k] = float32(a[k] + float32(geom.MultipathBias*dir[k]))
 	}
-	tmax := max(float32(L-geom.MinSegmentLength), 0)
-	return !s.anyHit(origin, dir, geom.MultipathTMin, tmax)
+	return origin, dir, max(float32(L-geom.MinSegmentLength), 0), true
+}
+
+// SegmentBlockers is the segment query behind the visibility variants of
+// spec §4.2: for every segment start→end, the global prim id of its closest
+// blocker (the hit of least t in [geom.MultipathTMin, tmax] under Visible's
+// segment rule, ties to the lower prim id) that is not in the segment's
+// ignore row, or −1 when nothing blocks it. Inactive, non-finite and
+// degenerate segments give −1. ignore holds k ids per segment (−1 pads) or
+// is empty (k is then ignored).
+func (s *Scene) SegmentBlockers(start, end []float32, active []bool, ignore []int32, k int) ([]int32, error) {
+	n, err := geom.CheckSegments(start, end, active)
+	if err != nil {
+		return nil, err
+	}
+	if len(ignore) > 0 && (k < 1 || len(ignore) != n*k) {
+		return nil, &geom.LengthError{Field: "ignore", Want: n * max(k, 1), Got: len(ignore), PerRow: max(k, 1)}
+	}
+	out := make([]int32, n)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	parallelRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = geom.InvalidID
+			if len(active) > 0 && !active[i] {
+				continue
+			}
+			origin, dir, tmax, ok := segmentRay(row3(start, i), row3(end, i))
+			if !ok {
+				continue
+			}
+			var skip []int32
+			if len(ignore) > 0 {
+				skip = ignore[i*k : i*k+k]
+			}
+			if h, hit := s.closestSkipping(origin, dir, geom.MultipathTMin, tmax, skip); hit {
+				out[i] = h.Prim
+			}
+		}
+	})
+	return out, nil
 }

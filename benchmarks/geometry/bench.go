@@ -7,6 +7,7 @@ import (
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/benchhead"
 	"github.com/rayd-go/rayd/internal/workload"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ref"
@@ -34,17 +35,9 @@ type layoutResult struct {
 	Persistent bool          `json:"persistent_launch"`
 }
 
-type timing struct {
-	Median float64   `json:"median"`
-	Min    float64   `json:"min"`
-	Rounds []float64 `json:"rounds"`
-}
+type timing = benchhead.Timing
 
-func summarize(v []float64) timing {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return timing{Median: s[len(s)/2], Min: s[0], Rounds: v}
-}
+var summarize = benchhead.Summarize
 
 type queryResult struct {
 	Name        string  `json:"name"`

@@ -19,22 +19,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 
-	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/internal/benchhead"
 	"github.com/rayd-go/rayd/launch"
-	"github.com/rayd-go/rayd/ptx"
 )
 
 // commit is set at build time (-ldflags "-X main.commit=...").
 var commit = "unknown"
 
 type report struct {
-	Commit   string            `json:"commit"`
-	Date     string            `json:"date"`
-	Device   launch.Info       `json:"device"`
-	Driver   int               `json:"driver_version"`
-	PTX      map[string]string `json:"ptx_sha256"`
+	benchhead.Header
 	Rounds   int               `json:"rounds"`
 	Warmup   int               `json:"warmup"`
 	Configs  []configResult    `json:"configs"`
@@ -63,18 +57,12 @@ func run(ordinal, rounds, warmup, sample, rays int, only, out string) error {
 		return err
 	}
 	defer d.Close()
-	info, err := launch.DeviceInfo(ordinal)
+	h, err := benchhead.New(commit, ordinal)
 	if err != nil {
 		return err
 	}
-	ver, _ := driver.DriverVersion()
-	rep := report{Commit: commit, Date: time.Now().UTC().Format(time.RFC3339), Device: info, Driver: ver,
-		PTX: map[string]string{}, Rounds: rounds, Warmup: warmup, Peers: peerFigures}
-	if m, err := ptx.EmbeddedManifest(); err == nil {
-		for _, mod := range m.Modules {
-			rep.PTX[mod.Name] = mod.SHA256
-		}
-	}
+	info, ver := h.Device, h.Driver
+	rep := report{Header: h, Rounds: rounds, Warmup: warmup, Peers: peerFigures}
 	fmt.Printf("# rayd-go geometry benchmark on %s (cuda:%d, %d SMs, driver %d), commit %s\n", info.Name, ordinal, info.SMs, ver, commit)
 	fmt.Printf("# %d rays, %d warm-up + %d timed rounds, variants interleaved; median (min) ms via CUDA events\n", rays, warmup, rounds)
 	for _, cfg := range configs(only, rays) {

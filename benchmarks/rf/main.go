@@ -26,23 +26,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rayd-go/rayd/accel"
-	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/internal/benchhead"
 	"github.com/rayd-go/rayd/launch"
-	"github.com/rayd-go/rayd/ptx"
 )
 
 // commit is set at build time (-ldflags "-X main.commit=...").
 var commit = "unknown"
 
 type report struct {
-	Commit   string            `json:"commit"`
-	Date     string            `json:"date"`
-	Device   launch.Info       `json:"device"`
-	Driver   int               `json:"driver_version"`
-	PTX      map[string]string `json:"ptx_sha256"`
+	benchhead.Header
 	Rounds   int               `json:"rounds"`
 	Warmup   int               `json:"warmup"`
 	Cases    []caseResult      `json:"cases"`
@@ -57,11 +51,7 @@ var peerFigures = map[string]string{
 	"rayd_a6000_accum_dfr_direct_67108864_ms": "34.8",
 }
 
-type timing struct {
-	Median float64   `json:"median"`
-	Min    float64   `json:"min"`
-	Rounds []float64 `json:"rounds"`
-}
+type timing = benchhead.Timing
 
 type check struct {
 	Lanes         int     `json:"lanes_checked"`
@@ -120,18 +110,12 @@ func run(ordinal, rounds, warmup int, counts []int, checkMax int, only, out stri
 		return err
 	}
 	defer s.Close()
-	info, err := launch.DeviceInfo(ordinal)
+	h, err := benchhead.New(commit, ordinal)
 	if err != nil {
 		return err
 	}
-	ver, _ := driver.DriverVersion()
-	rep := report{Commit: commit, Date: time.Now().UTC().Format(time.RFC3339), Device: info, Driver: ver,
-		PTX: map[string]string{}, Rounds: rounds, Warmup: warmup, Peers: peerFigures}
-	if m, err := ptx.EmbeddedManifest(); err == nil {
-		for _, mod := range m.Modules {
-			rep.PTX[mod.Name] = mod.SHA256
-		}
-	}
+	info, ver := h.Device, h.Driver
+	rep := report{Header: h, Rounds: rounds, Warmup: warmup, Peers: peerFigures}
 	fmt.Printf("# rayd-go RF benchmark on %s (cuda:%d, %d SMs, driver %d), commit %s\n", info.Name, ordinal, info.SMs, ver, commit)
 	fmt.Printf("# %d warm-up + %d timed launches per case; median (min) ms via CUDA events\n", warmup, rounds)
 	fmt.Printf("%-34s %12s %10s %10s %14s %9s  %s\n", "case", "lanes", "median ms", "min ms", "samples/s", "ns/lane", "check")

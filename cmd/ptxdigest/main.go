@@ -51,7 +51,7 @@ func run(args []string) error {
 	case "check":
 		return check(*dir)
 	case "update":
-		return update(*dir, "", nil)
+		return update(*dir, "", nil, nil)
 	case "build":
 		return build(*dir, *nvcc, *only)
 	}
@@ -101,9 +101,10 @@ func unlistedSources(dir string, m *ptx.Manifest) []string {
 }
 
 // update recomputes the derived fields of every module m lists (or of the
-// manifest read from dir when m is nil); nvccRelease, when set, replaces the
-// recorded compiler version.
-func update(dir, nvccRelease string, m *ptx.Manifest) error {
+// manifest read from dir when m is nil), or only of the modules in only when
+// it is not nil (a build of some modules must not vouch for the sources of
+// the others); nvccRelease, when set, replaces the recorded compiler version.
+func update(dir, nvccRelease string, m *ptx.Manifest, only map[string]bool) error {
 	if m == nil {
 		var err error
 		if m, err = readManifest(dir); err != nil {
@@ -112,6 +113,9 @@ func update(dir, nvccRelease string, m *ptx.Manifest) error {
 	}
 	sort.Slice(m.Modules, func(i, j int) bool { return m.Modules[i].Name < m.Modules[j].Name })
 	for i := range m.Modules {
+		if only != nil && !only[m.Modules[i].Name] {
+			continue
+		}
 		if nvccRelease != "" {
 			m.Modules[i].NVCC = nvccRelease
 		}
@@ -150,10 +154,12 @@ func build(dir, nvcc, only string) error {
 		}
 		m.Modules = append(m.Modules, ptx.ModuleRecord{Name: stem, File: stem + ".ptx", Source: src})
 	}
+	built := map[string]bool{}
 	for i, rec := range m.Modules {
 		if only != "" && rec.Name != only {
 			continue
 		}
+		built[rec.Name] = true
 		flags := rec.Flags
 		if len(flags) == 0 {
 			flags = ptx.DefaultFlags
@@ -167,7 +173,7 @@ func build(dir, nvcc, only string) error {
 		fmt.Printf("ptxdigest: built %s from %s\n", rec.File, rec.Source)
 		m.Modules[i].NVCC = release
 	}
-	return update(dir, "", m)
+	return update(dir, "", m, built)
 }
 
 // moduleRoot walks up from the working directory to the directory of go.mod.

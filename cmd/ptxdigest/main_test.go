@@ -67,3 +67,24 @@ func TestUnlistedSourceIsReported(t *testing.T) {
 	assert.Error(t, run([]string{"bogus"}))
 	assert.Error(t, run(nil))
 }
+
+// A build of one module vouches only for that module's sources: a header
+// edited under another module still fails check until that one is rebuilt.
+// (A stand-in nvcc copies the committed PTX, so no CUDA toolkit is needed.)
+func TestBuildOfOneModuleLeavesTheOthersStale(t *testing.T) {
+	dir := copyPTXDir(t)
+	nvcc := filepath.Join(t.TempDir(), "nvcc")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 0.0, V0.0.0'; exit 0; fi\n" +
+		"while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; src=$1; shift; done\n" +
+		"cp \"$(basename \"$out\")\" \"$out.tmp\" 2>/dev/null || cp \"$out\" \"$out.tmp\"; mv \"$out.tmp\" \"$out\"\n"
+	require.NoError(t, os.WriteFile(nvcc, []byte(script), 0o755))
+	hdr := filepath.Join(dir, "src", "rayd.cuh")
+	b, err := os.ReadFile(hdr)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(hdr, append(b, []byte("\n// edited\n")...), 0o644))
+	require.NoError(t, run([]string{"build", "-dir", dir, "-nvcc", nvcc, "-module", "basic"}))
+	err = run([]string{"check", "-dir", dir})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "module trace: source src/rayd.cuh changed")
+	assert.NotContains(t, err.Error(), "module basic:")
+}

@@ -256,11 +256,20 @@ struct Best {
     float u, v;
 };
 
+// NoFilter accepts every hit. A traversal's filter F decides with
+// F::keep(global prim id) whether a hit counts (the visibility variants
+// skip the ignored prims of their row).
+struct NoFilter {
+    __device__ __forceinline__ bool keep(unsigned int) const { return true; }
+};
+
 // test_leaf runs the watertight test over the triangles of leaf ref.
 // Closest mode: a hit replaces the best when t < best.t, or at equal t when
-// its prim id is lower. Any mode: returns true at the first hit.
-template <bool ANY>
-__device__ __forceinline__ bool test_leaf(const float4* __restrict__ tris, int ref, const Ray& r, float tmin, Best& b) {
+// its prim id is lower. Any mode: returns true at the first hit. Hits the
+// filter rejects are skipped.
+template <bool ANY, class F = NoFilter>
+__device__ __forceinline__ bool test_leaf(const float4* __restrict__ tris, int ref, const Ray& r, float tmin, Best& b,
+                                          const F& f = F()) {
     unsigned int payload = ~(unsigned int)ref;
     int first = (int)(payload >> RAYD_LEAF_COUNT_BITS);
     int end = first + (int)(payload & ((1u << RAYD_LEAF_COUNT_BITS) - 1u)) + 1;
@@ -271,6 +280,7 @@ __device__ __forceinline__ bool test_leaf(const float4* __restrict__ tris, int r
         float t, u, v;
         if (!watertight(r, p0, p1, p2, tmin, b.t, t, u, v)) continue;
         unsigned int prim = __float_as_uint(p0.w);
+        if (!f.keep(prim)) continue;
         if (t < b.t || prim < b.prim) {
             b.t = t; b.prim = prim; b.slot = k; b.u = u; b.v = v;
             if (ANY) return true;
@@ -295,9 +305,9 @@ __device__ __forceinline__ void box_span(const Ray& r, float lox, float hix, flo
 // Closest mode orders children near-first and keeps the best hit in b; any
 // mode stops at the first hit (b.prim != 0xffffffff then). The stack holds
 // at most one entry per level; the build guarantees height ≤ RAYD_MAX_DEPTH.
-template <bool ANY>
+template <bool ANY, class F = NoFilter>
 __device__ __forceinline__ void traverse(const float4* __restrict__ nodes, const float4* __restrict__ tris,
-                                         const Ray& r, float tmin, Best& b) {
+                                         const Ray& r, float tmin, Best& b, const F& f = F()) {
     int stack[RAYD_MAX_DEPTH + 1];
     int sp = 0;
     stack[0] = RAYD_STACK_SENTINEL;
@@ -334,7 +344,7 @@ __device__ __forceinline__ void traverse(const float4* __restrict__ nodes, const
             if (!__any_sync(__activemask(), leaf >= 0)) break;
         }
         while (leaf < 0) {
-            if (test_leaf<ANY>(tris, leaf, r, tmin, b)) return;
+            if (test_leaf<ANY>(tris, leaf, r, tmin, b, f)) return;
             leaf = node;
             if (node < 0) node = stack[sp--];
         }
@@ -362,9 +372,9 @@ __device__ __forceinline__ void cas(unsigned int& ka, int& ra, unsigned int& kb,
 // by entry distance (keys are the float bits of the positive entry t; a miss
 // is 0xffffffff), the nearest is descended into and the others are pushed,
 // farthest first. The stack holds at most three entries per quad level.
-template <bool ANY>
+template <bool ANY, class F = NoFilter>
 __device__ __forceinline__ void traverse4(const float4* __restrict__ nodes, const float4* __restrict__ tris,
-                                          const Ray& r, float tmin, Best& b) {
+                                          const Ray& r, float tmin, Best& b, const F& f = F()) {
     int stack[RAYD_QUAD_STACK];
     int sp = 0;
     stack[0] = RAYD_STACK_SENTINEL;
@@ -418,7 +428,7 @@ __device__ __forceinline__ void traverse4(const float4* __restrict__ nodes, cons
             if (!__any_sync(__activemask(), leaf >= 0)) break;
         }
         while (leaf < 0) {
-            if (test_leaf<ANY>(tris, leaf, r, tmin, b)) return;
+            if (test_leaf<ANY>(tris, leaf, r, tmin, b, f)) return;
             leaf = node;
             if (node < 0) node = stack[sp--];
         }
@@ -426,21 +436,40 @@ __device__ __forceinline__ void traverse4(const float4* __restrict__ nodes, cons
 }
 
 // Brute force over every triangle slot (tests and reference).
-template <bool ANY>
-__device__ __forceinline__ void brute(const float4* __restrict__ tris, int num_tris, const Ray& r, float tmin, Best& b) {
+template <bool ANY, class F = NoFilter>
+__device__ __forceinline__ void brute(const float4* __restrict__ tris, int num_tris, const Ray& r, float tmin, Best& b,
+                                      const F& f = F()) {
     for (int k = 0; k < num_tris; ++k) {
-        if (test_leaf<ANY>(tris, ~(k << RAYD_LEAF_COUNT_BITS), r, tmin, b)) return;
+        if (test_leaf<ANY>(tris, ~(k << RAYD_LEAF_COUNT_BITS), r, tmin, b, f)) return;
     }
 }
 
 // trace_ray runs the traversal of a layout width (0: brute force over every
 // triangle, 2: child-pair nodes, 4: quad nodes).
-template <int W, bool ANY>
+template <int W, bool ANY, class F = NoFilter>
 __device__ __forceinline__ void trace_ray(const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
-                                          const Ray& r, float tmin, Best& b) {
-    if (W == 0) brute<ANY>(tris, num_tris, r, tmin, b);
-    else if (W == 2) traverse<ANY>(nodes, tris, r, tmin, b);
-    else traverse4<ANY>(nodes, tris, r, tmin, b);
+                                          const Ray& r, float tmin, Best& b, const F& f = F()) {
+    if (W == 0) brute<ANY>(tris, num_tris, r, tmin, b, f);
+    else if (W == 2) traverse<ANY>(nodes, tris, r, tmin, b, f);
+    else traverse4<ANY>(nodes, tris, r, tmin, b, f);
+}
+
+// segment_setup applies the segment rule of spec §4.1 to a → e: false when
+// the segment is shorter than RAYD_MIN_SEGMENT (visible by definition), else
+// the ray from a + 1e-5·dir along the unit direction with its tmax
+// (max(L − 2e-5, 0)); a blocker is a hit with t in [1e-5, tmax].
+__device__ __forceinline__ bool segment_setup(float3 a, float3 e, Ray& r, float& tmax) {
+    float Dx = __fsub_rn(e.x, a.x), Dy = __fsub_rn(e.y, a.y), Dz = __fsub_rn(e.z, a.z);
+    float L = __fsqrt_rn(dot3(Dx, Dy, Dz, Dx, Dy, Dz));
+    if (!(L > RAYD_MIN_SEGMENT)) return false;
+    float dx = __fdiv_rn(Dx, L), dy = __fdiv_rn(Dy, L), dz = __fdiv_rn(Dz, L);
+    float ox = __fadd_rn(a.x, __fmul_rn(RAYD_MULTIPATH_BIAS, dx));
+    float oy = __fadd_rn(a.y, __fmul_rn(RAYD_MULTIPATH_BIAS, dy));
+    float oz = __fadd_rn(a.z, __fmul_rn(RAYD_MULTIPATH_BIAS, dz));
+    float tm = __fsub_rn(L, RAYD_MIN_SEGMENT);
+    tmax = tm > 0.0f ? tm : 0.0f;
+    setup_ray(r, ox, oy, oz, dx, dy, dz);
+    return true;
 }
 
 // Persistent-warp work distribution: with counter == nullptr every thread

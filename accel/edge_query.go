@@ -1,0 +1,181 @@
+package accel
+
+import (
+	"fmt"
+
+	"github.com/rayd-go/rayd/launch"
+)
+
+// EdgePoints is a device-resident batch of N query points.
+type EdgePoints struct {
+	P      *launch.Buffer[float32] // 3N
+	Active *launch.Buffer[uint8]   // N, or nil (all active)
+	N      int
+}
+
+// EdgePointOut is the device NearestPointEdge record (spec §5.1); every
+// field is required (3 values per row for EdgePoint).
+type EdgePointOut struct {
+	Distance, EdgePoint, EdgeT    *launch.Buffer[float32]
+	ShapeID, EdgeID, GlobalEdgeID *launch.Buffer[int32]
+}
+
+// EdgeRayOut is the device NearestRayEdge record (spec §5.2); every field is
+// required (3 values per row for Point and EdgePoint).
+type EdgeRayOut struct {
+	Distance, RayT, Point, EdgeT, EdgePoint *launch.Buffer[float32]
+	ShapeID, EdgeID, GlobalEdgeID           *launch.Buffer[int32]
+}
+
+// EdgeTopKOut is the device NearestEdgesTopK record (spec §5.3), N·k slots
+// (3 values per slot for Point and EdgePoint); every field is required.
+type EdgeTopKOut struct {
+	Valid, Boundary               *launch.Buffer[uint8]
+	Distance, Point, EdgeT        *launch.Buffer[float32]
+	EdgePoint                     *launch.Buffer[float32]
+	ShapeID, EdgeID, GlobalEdgeID *launch.Buffer[int32]
+}
+
+func (q *EdgePoints) check() error {
+	if q.N < 0 || q.N > 1<<31-1-EdgeThreads {
+		return fmt.Errorf("accel: query count %d out of range", q.N)
+	}
+	if q.P == nil {
+		return fmt.Errorf("accel: EdgePoints.P is required")
+	}
+	return firstErr(needLen("EdgePoints.P", q.P, 3*q.N), needLen("EdgePoints.Active", q.Active, q.N))
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// need checks that every output is present and holds per·n elements.
+func need[T launch.Elem](what string, b *launch.Buffer[T], want int) error {
+	if b == nil {
+		return fmt.Errorf("accel: %s is required", what)
+	}
+	return needLen(what, b, want)
+}
+
+func (o *EdgePointOut) check(n int) error {
+	return firstErr(need("Distance", o.Distance, n), need("EdgePoint", o.EdgePoint, 3*n), need("EdgeT", o.EdgeT, n),
+		need("ShapeID", o.ShapeID, n), need("EdgeID", o.EdgeID, n), need("GlobalEdgeID", o.GlobalEdgeID, n))
+}
+
+func (o *EdgeRayOut) check(n int) error {
+	return firstErr(need("Distance", o.Distance, n), need("RayT", o.RayT, n), need("Point", o.Point, 3*n),
+		need("EdgeT", o.EdgeT, n), need("EdgePoint", o.EdgePoint, 3*n),
+		need("ShapeID", o.ShapeID, n), need("EdgeID", o.EdgeID, n), need("GlobalEdgeID", o.GlobalEdgeID, n))
+}
+
+func (o *EdgeTopKOut) check(m int) error {
+	return firstErr(need("Valid", o.Valid, m), need("Boundary", o.Boundary, m), need("Distance", o.Distance, m),
+		need("Point", o.Point, 3*m), need("EdgeT", o.EdgeT, m), need("EdgePoint", o.EdgePoint, 3*m),
+		need("ShapeID", o.ShapeID, m), need("EdgeID", o.EdgeID, m), need("GlobalEdgeID", o.GlobalEdgeID, m))
+}
+
+// tree returns the node and record arguments (Null without edges).
+func (b *EdgeBVH) tree() (nodes, recs any) {
+	if b.bvh == nil {
+		return launch.Null, launch.Null
+	}
+	return b.bvh.nodes, b.bvh.tris
+}
+
+// NearestPoint queues the nearest enabled edge of every point (spec §5.1,
+// CUDA edge backend: no radius cap, ties to the lowest global edge id)
+// through the BVH on s.
+func (b *EdgeBVH) NearestPoint(s *launch.Stream, q EdgePoints, out EdgePointOut) error {
+	if err := firstErr(q.check(), out.check(q.N)); err != nil {
+		return err
+	}
+	return b.pointQuery(streamRunner{s}, "rayd_edge_nearest_point", q, out)
+}
+
+// BrutePoint is NearestPoint by scanning every edge for every row: the
+// device check of the BVH kernels (same results, bit for bit).
+func (b *EdgeBVH) BrutePoint(s *launch.Stream, q EdgePoints, out EdgePointOut) error {
+	if err := firstErr(q.check(), out.check(q.N)); err != nil {
+		return err
+	}
+	return b.pointQuery(streamRunner{s}, "rayd_edge_brute_point", q, out)
+}
+
+// pointQuery launches a checked point query.
+func (b *EdgeBVH) pointQuery(r runner, entry string, q EdgePoints, out EdgePointOut) error {
+	if q.N == 0 {
+		return nil
+	}
+	nodes, recs := b.tree()
+	grid, blk := threads1D(q.N, EdgeThreads)
+	args := []any{recs, int32(b.numEdges), nullable(b.mask), q.P, nullable(q.Active), int32(q.N),
+		out.Distance, out.EdgePoint, out.EdgeT, out.ShapeID, out.EdgeID, out.GlobalEdgeID}
+	if entry == "rayd_edge_nearest_point" {
+		args = append([]any{nodes}, args...)
+	}
+	return r.launch(ModuleEdge, entry, grid, blk, args...)
+}
+
+// NearestRay queues the enabled edge nearest to every ray's query set (spec
+// §5.2, CUDA edge backend): the segment o + t·d, t ∈ [0, max(tmax, 0)] for a
+// finite tmax, the half ray for +Inf or a nil TMax. r.Counter is ignored.
+func (b *EdgeBVH) NearestRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
+	if err := firstErr(r.check(), out.check(r.N)); err != nil {
+		return err
+	}
+	return b.rayQuery(streamRunner{s}, "rayd_edge_nearest_ray", r, out)
+}
+
+// BruteRay is NearestRay by scanning every edge for every row.
+func (b *EdgeBVH) BruteRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
+	if err := firstErr(r.check(), out.check(r.N)); err != nil {
+		return err
+	}
+	return b.rayQuery(streamRunner{s}, "rayd_edge_brute_ray", r, out)
+}
+
+// rayQuery launches a checked ray query.
+func (b *EdgeBVH) rayQuery(rn runner, entry string, r Rays, out EdgeRayOut) error {
+	if r.N == 0 {
+		return nil
+	}
+	nodes, recs := b.tree()
+	grid, blk := threads1D(r.N, EdgeThreads)
+	args := []any{recs, int32(b.numEdges), nullable(b.mask), r.O, r.D, nullable(r.TMax), nullable(r.Active),
+		int32(r.N), out.Distance, out.RayT, out.Point, out.EdgeT, out.EdgePoint, out.ShapeID, out.EdgeID, out.GlobalEdgeID}
+	if entry == "rayd_edge_nearest_ray" {
+		args = append([]any{nodes}, args...)
+	}
+	return rn.launch(ModuleEdge, entry, grid, blk, args...)
+}
+
+// NearestK queues the k nearest enabled edges of every point (spec §5.3),
+// slot j of row i at i·k + j in ascending (distance², global edge id);
+// 1 ≤ k ≤ MaxEdgeK.
+func (b *EdgeBVH) NearestK(s *launch.Stream, q EdgePoints, k int, out EdgeTopKOut) error {
+	if k < 1 || k > MaxEdgeK {
+		return fmt.Errorf("accel: k = %d not in [1,%d]", k, MaxEdgeK)
+	}
+	if err := firstErr(q.check(), out.check(q.N*k)); err != nil {
+		return err
+	}
+	return b.nearestK(streamRunner{s}, q, k, out)
+}
+
+// nearestK launches a checked top-k query.
+func (b *EdgeBVH) nearestK(r runner, q EdgePoints, k int, out EdgeTopKOut) error {
+	if q.N == 0 {
+		return nil
+	}
+	nodes, recs := b.tree()
+	grid, blk := threads1D(q.N, EdgeThreads)
+	return r.launch(ModuleEdge, "rayd_edge_nearest_k", grid, blk, nodes, recs, int32(b.numEdges), nullable(b.mask),
+		nullable(b.boundary), q.P, nullable(q.Active), int32(q.N), int32(k), out.Valid, out.Distance, out.Point,
+		out.EdgeT, out.EdgePoint, out.ShapeID, out.EdgeID, out.GlobalEdgeID, out.Boundary)
+}

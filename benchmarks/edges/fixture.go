@@ -1,0 +1,287 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/rayd-go/rayd/accel"
+	"github.com/rayd-go/rayd/edge"
+	"github.com/rayd-go/rayd/launch"
+)
+
+// fixture holds one mesh's edge BVH, the device query batches and two
+// output records (the BVH kernels' and the brute force's).
+type fixture struct {
+	d    *launch.Device
+	s    *launch.Stream
+	bvh  *accel.EdgeBVH
+	n    int
+	out  [2]accel.EdgeRayOut
+	bufs []interface{ Close() error }
+}
+
+func alloc[T launch.Elem](f *fixture, n int) (*launch.Buffer[T], error) {
+	b, err := launch.Alloc[T](f.d, max(n, 1))
+	if err == nil {
+		f.bufs = append(f.bufs, b)
+	}
+	return b, err
+}
+
+func (f *fixture) close() {
+	for _, b := range f.bufs {
+		_ = b.Close()
+	}
+}
+
+func (f *fixture) upload(b *batch) error {
+	var err error
+	put := func(src []float32) *launch.Buffer[float32] {
+		if err != nil || src == nil {
+			return nil
+		}
+		var buf *launch.Buffer[float32]
+		if buf, err = alloc[float32](f, len(src)); err == nil {
+			err = buf.Upload(f.s, src)
+		}
+		return buf
+	}
+	b.devP, b.devD, b.devTMax = put(b.p), put(b.d), put(b.tmax)
+	return err
+}
+
+func (f *fixture) allocOut() error {
+	var err error
+	fl := func(c int) *launch.Buffer[float32] {
+		if err != nil {
+			return nil
+		}
+		var b *launch.Buffer[float32]
+		b, err = alloc[float32](f, c)
+		return b
+	}
+	in := func() *launch.Buffer[int32] {
+		if err != nil {
+			return nil
+		}
+		var b *launch.Buffer[int32]
+		b, err = alloc[int32](f, f.n)
+		return b
+	}
+	n := f.n
+	for k := range f.out {
+		f.out[k] = accel.EdgeRayOut{Distance: fl(n), RayT: fl(n), Point: fl(3 * n), EdgeT: fl(n), EdgePoint: fl(3 * n),
+			ShapeID: in(), EdgeID: in(), GlobalEdgeID: in()}
+	}
+	return err
+}
+
+func pointOut(o accel.EdgeRayOut) accel.EdgePointOut {
+	return accel.EdgePointOut{Distance: o.Distance, EdgePoint: o.EdgePoint, EdgeT: o.EdgeT, ShapeID: o.ShapeID,
+		EdgeID: o.EdgeID, GlobalEdgeID: o.GlobalEdgeID}
+}
+
+// launch runs b's query over its first m rows into output k, by the BVH or
+// by brute force.
+func (f *fixture) launch(b *batch, m, k int, brute bool) error {
+	if b.d == nil {
+		q := accel.EdgePoints{P: b.devP, N: m}
+		if brute {
+			return f.bvh.BrutePoint(f.s, q, pointOut(f.out[k]))
+		}
+		return f.bvh.NearestPoint(f.s, q, pointOut(f.out[k]))
+	}
+	r := accel.Rays{O: b.devP, D: b.devD, TMax: b.devTMax, N: m}
+	if brute {
+		return f.bvh.BruteRay(f.s, r, f.out[k])
+	}
+	return f.bvh.NearestRay(f.s, r, f.out[k])
+}
+
+// timed launches fn between two events and returns the milliseconds.
+func (f *fixture) timed(fn func() error) (float64, error) {
+	start, err := f.d.NewEvent(true)
+	if err != nil {
+		return 0, err
+	}
+	defer start.Close()
+	end, err := f.d.NewEvent(true)
+	if err != nil {
+		return 0, err
+	}
+	defer end.Close()
+	if err := start.Record(f.s); err != nil {
+		return 0, err
+	}
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	if err := end.Record(f.s); err != nil {
+		return 0, err
+	}
+	if err := end.Synchronize(); err != nil {
+		return 0, err
+	}
+	ms, err := launch.Elapsed(start, end)
+	return float64(ms), err
+}
+
+// time runs warm-up and timed rounds, every batch once per round.
+func (f *fixture) time(bs []*batch, warmup, rounds int) ([][]float64, error) {
+	out := make([][]float64, len(bs))
+	for r := range warmup + rounds {
+		for i, b := range bs {
+			ms, err := f.timed(func() error { return f.launch(b, f.n, 0, false) })
+			if err != nil {
+				return nil, err
+			}
+			if r >= warmup {
+				out[i] = append(out[i], ms)
+			}
+		}
+	}
+	return out, nil
+}
+
+// poison fills output k with NaN payloads and impossible ids.
+func (f *fixture) poison(k int) error {
+	o := f.out[k]
+	var errs []error
+	for _, b := range []*launch.Buffer[float32]{o.Distance, o.RayT, o.Point, o.EdgeT, o.EdgePoint} {
+		errs = append(errs, b.Memset32(f.s, 0x7fc0dead))
+	}
+	for _, b := range []*launch.Buffer[int32]{o.ShapeID, o.EdgeID, o.GlobalEdgeID} {
+		errs = append(errs, b.Memset32(f.s, 0x5eadbeef))
+	}
+	return errors.Join(errs...)
+}
+
+// download copies the first m rows of output k into a host ray record
+// (RayT and Point stay zero for points).
+func (f *fixture) download(k, m int, ray bool) (*edge.RayResult, error) {
+	o := f.out[k]
+	r := edge.NewRayResult(m)
+	steps := []error{}
+	get := func(b *launch.Buffer[float32], dst []float32) {
+		v, err := b.View(0, len(dst))
+		if err == nil {
+			err = v.Download(f.s, dst)
+		}
+		steps = append(steps, err)
+	}
+	geti := func(b *launch.Buffer[int32], dst []int32) {
+		v, err := b.View(0, len(dst))
+		if err == nil {
+			err = v.Download(f.s, dst)
+		}
+		steps = append(steps, err)
+	}
+	get(o.Distance, r.Distance)
+	get(o.EdgeT, r.EdgeT)
+	get(o.EdgePoint, r.EdgePoint)
+	if ray {
+		get(o.RayT, r.RayT)
+		get(o.Point, r.Point)
+	} else {
+		clear(r.RayT)
+		clear(r.Point)
+	}
+	geti(o.ShapeID, r.ShapeID)
+	geti(o.EdgeID, r.EdgeID)
+	geti(o.GlobalEdgeID, r.GlobalEdgeID)
+	return r, errors.Join(steps...)
+}
+
+// sameRow compares row i of a with row j of b bit for bit (±0 aside).
+func sameRow(a *edge.RayResult, i int, b *edge.RayResult, j int) bool {
+	eq := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) || (x == 0 && y == 0) }
+	if !eq(a.Distance[i], b.Distance[j]) || !eq(a.RayT[i], b.RayT[j]) || !eq(a.EdgeT[i], b.EdgeT[j]) ||
+		a.ShapeID[i] != b.ShapeID[j] || a.EdgeID[i] != b.EdgeID[j] || a.GlobalEdgeID[i] != b.GlobalEdgeID[j] {
+		return false
+	}
+	for k := range 3 {
+		if !eq(a.Point[3*i+k], b.Point[3*j+k]) || !eq(a.EdgePoint[3*i+k], b.EdgePoint[3*j+k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// check poisons, reruns the BVH query, compares its first bruteRows rows
+// with the brute force and a random sample with the CPU reference.
+func (f *fixture) check(es *edge.Scene, b *batch, q *queryResult, bruteRows, sample int) error {
+	ray := b.d != nil
+	if err := f.poison(0); err != nil {
+		return err
+	}
+	if err := f.poison(1); err != nil {
+		return err
+	}
+	if err := f.launch(b, f.n, 0, false); err != nil {
+		return err
+	}
+	got, err := f.download(0, f.n, ray)
+	if err != nil {
+		return err
+	}
+	for i := range f.n {
+		if got.GlobalEdgeID[i] < 0 {
+			q.Misses++
+		}
+	}
+	if q.BruteMs, err = f.timed(func() error { return f.launch(b, bruteRows, 1, true) }); err != nil {
+		return err
+	}
+	brute, err := f.download(1, bruteRows, ray)
+	if err != nil {
+		return err
+	}
+	q.BruteChecked = bruteRows
+	for i := range bruteRows {
+		if !sameRow(got, i, brute, i) {
+			if q.BruteMismatches == 0 {
+				fmt.Printf("  %s row %d: BVH gid %d d %v, brute gid %d d %v\n", b.name, i,
+					got.GlobalEdgeID[i], got.Distance[i], brute.GlobalEdgeID[i], brute.Distance[i])
+			}
+			q.BruteMismatches++
+		}
+	}
+	rows := rand.New(rand.NewPCG(uint64(f.n), uint64(len(b.name)))).Perm(f.n)[:min(sample, f.n)]
+	sub := func(v []float32, per int) []float32 {
+		if v == nil {
+			return nil
+		}
+		out := make([]float32, 0, per*len(rows))
+		for _, i := range rows {
+			out = append(out, v[per*i:per*i+per]...)
+		}
+		return out
+	}
+	var want *edge.RayResult
+	if ray {
+		want, err = es.NearestRay(sub(b.p, 3), sub(b.d, 3), sub(b.tmax, 1), nil)
+	} else {
+		var pr *edge.PointResult
+		if pr, err = es.NearestPoint(sub(b.p, 3), nil); err == nil {
+			want = edge.NewRayResult(len(rows))
+			want.Distance, want.EdgeT, want.EdgePoint = pr.Distance, pr.EdgeT, pr.EdgePoint
+			want.ShapeID, want.EdgeID, want.GlobalEdgeID = pr.ShapeID, pr.EdgeID, pr.GlobalEdgeID
+		}
+	}
+	if err != nil {
+		return err
+	}
+	q.RefChecked = len(rows)
+	for j, i := range rows {
+		if !sameRow(got, i, want, j) {
+			if q.RefMismatches == 0 {
+				fmt.Printf("  %s row %d: GPU gid %d d %v, CPU gid %d d %v\n", b.name, i,
+					got.GlobalEdgeID[i], got.Distance[i], want.GlobalEdgeID[j], want.Distance[j])
+			}
+			q.RefMismatches++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+// Command edges benchmarks the GPU nearest-edge queries (spec §5) on one
+// device over the edges of the seed's two meshes (spec/multidevice.md
+// §10.1): "light", the 192-vertex grid (109,825 edges), and "compute", the
+// 2.1M-triangle cloud (6,291,456 edges).
+//
+// For each mesh it times the edge BVH build (wall clock of accel.BuildEdges:
+// the table upload, the LBVH build and its status read) and, with CUDA
+// events on device-resident batches, three queries of 4,194,304 rows each:
+// nearest edge to a point, to a segment (finite tmax) and to a half ray.
+// Variants are interleaved inside each round after warm-up rounds; the table
+// reports the median and minimum.
+//
+// Correctness, after poisoning every output: each query's rows are compared
+// bit for bit with the device brute-force kernel (every row on light, the
+// first -brute-rows rows on compute, where a full scan of 4M × 6.3M pairs
+// would take minutes), and a random sample of -check rows with the CPU
+// reference (package edge). Any mismatch fails the run.
+//
+//	edges -out benchmarks/results/edges-h200.json
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/rayd-go/rayd/internal/benchhead"
+	"github.com/rayd-go/rayd/launch"
+)
+
+// commit is set at build time (-ldflags "-X main.commit=...").
+var commit = "unknown"
+
+type report struct {
+	benchhead.Header
+	Queries int            `json:"queries"`
+	Rounds  int            `json:"rounds"`
+	Warmup  int            `json:"warmup"`
+	Configs []configResult `json:"configs"`
+}
+
+type options struct {
+	ordinal, rounds, warmup, check, queries, bruteRows, leaf int
+	only, out                                                string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.ordinal, "device", 0, "device ordinal")
+	flag.IntVar(&o.rounds, "rounds", 7, "timed rounds")
+	flag.IntVar(&o.warmup, "warmup", 2, "warm-up rounds")
+	flag.IntVar(&o.check, "check", 65536, "rows per query checked against the CPU reference")
+	flag.IntVar(&o.queries, "queries", 1<<22, "rows per query batch")
+	flag.IntVar(&o.bruteRows, "brute-rows", 65536, "rows checked against the device brute force on compute (light: all)")
+	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
+	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
+	flag.StringVar(&o.out, "out", "", "JSON output path")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "edges:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	d, err := launch.Open(o.ordinal)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	h, err := benchhead.New(commit, o.ordinal)
+	if err != nil {
+		return err
+	}
+	rep := report{Header: h, Queries: o.queries, Rounds: o.rounds, Warmup: o.warmup}
+	fmt.Printf("# rayd-go edge query benchmark on %s (cuda:%d, %d SMs, driver %d), commit %s\n", h.Device.Name, o.ordinal, h.Device.SMs, h.Driver, commit)
+	fmt.Printf("# %d rows per query, %d warm-up + %d timed rounds, variants interleaved; median (min) ms via CUDA events\n",
+		o.queries, o.warmup, o.rounds)
+	failed := false
+	for _, cfg := range configs(o.only) {
+		res, err := benchConfig(d, cfg, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.Name, err)
+		}
+		rep.Configs = append(rep.Configs, *res)
+		printConfig(res)
+		for _, q := range res.Queries {
+			failed = failed || q.BruteMismatches > 0 || q.RefMismatches > 0
+		}
+	}
+	if o.out != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if failed {
+		return fmt.Errorf("correctness check failed (see the table)")
+	}
+	return nil
+}
+
+func printConfig(c *configResult) {
+	fmt.Printf("\n## %s: %d edges, BVH %d nodes, height %d, build %.2f ms (min %.2f, wall, %d builds)\n",
+		c.Name, c.Edges, c.Nodes, c.Height, c.BuildWallMs.Median, c.BuildWallMs.Min, len(c.BuildWallMs.Rounds))
+	fmt.Printf("%-10s %10s %10s %12s %10s %14s %14s\n", "query", "median ms", "min ms", "Mrows/s", "brute ms", "vs brute", "vs CPU ref")
+	for _, q := range c.Queries {
+		fmt.Printf("%-10s %10.3f %10.3f %12.1f %10.1f %8d/%-5d %8d/%-5d\n", q.Name, q.Ms.Median, q.Ms.Min,
+			q.RowsPerSec/1e6, q.BruteMs, q.BruteChecked, q.BruteMismatches, q.RefChecked, q.RefMismatches)
+	}
+}

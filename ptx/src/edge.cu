@@ -1,0 +1,372 @@
+// edge.cu: the GPU edge queries of spec §5 over the edge BVH.
+//
+// The edge BVH is the triangle BVH of bvh_build.cu built over one degenerate
+// triangle (v0, v1, v1) per edge (accel/edge.go): the same LBVH build, the
+// same child-pair node layout (rayd.cuh), and records in leaf order whose
+// words are (a.xyz, global edge id) (b.xyz, shape id) (b.xyz, local edge id).
+//
+// Every distance is computed in float64 with edge_math.cuh, which repeats
+// package edge's arithmetic; the traversal prunes a node only when its
+// lower bound exceeds the current best (the k-th best for top-k) by more
+// than a relative 1e-9, and ties go to the lowest global edge id, so each
+// kernel returns the brute-force scan's answer bit for bit. A query whose
+// traversal stack would overflow rescans every edge.
+//
+// Outputs of a missed row: distance +Inf, ids −1, vectors and parameters 0.
+#include "rayd.cuh"
+#include "edge_math.cuh"
+
+using namespace rayd_edge;
+
+#define EDGE_THREADS 128
+#define EDGE_STACK (RAYD_MAX_DEPTH + 2)
+#define EDGE_MAX_K 16
+
+namespace {
+
+struct rec {
+    v3 a, b;
+    int gid, shape, local;
+};
+
+__device__ __forceinline__ rec load_rec(const float4* __restrict__ recs, long long k) {
+    float4 r0 = recs[3 * k], r1 = recs[3 * k + 1], r2 = recs[3 * k + 2];
+    rec r;
+    r.a = mk(r0.x, r0.y, r0.z);
+    r.b = mk(r1.x, r1.y, r1.z);
+    r.gid = __float_as_int(r0.w);
+    r.shape = __float_as_int(r1.w);
+    r.local = __float_as_int(r2.w);
+    return r;
+}
+
+__device__ __forceinline__ bool enabled(const unsigned char* __restrict__ mask, int gid) {
+    return mask == nullptr || mask[gid] != 0;
+}
+
+__device__ __forceinline__ bool load_point(const float* __restrict__ p, long long i, v3& out) {
+    out = mk(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+    return finite3(out);
+}
+
+// walk visits every record of every leaf whose bound Q::bound does not
+// exceed Q::limit(), nearer child first (ties: child 0). It returns false
+// when the stack would overflow (the caller then scans every record).
+template <class Q>
+__device__ __forceinline__ bool walk(const float4* __restrict__ nodes, const float4* __restrict__ recs, Q& q) {
+    int ref_st[EDGE_STACK];
+    float bnd_st[EDGE_STACK];
+    int sp = 0;
+    ref_st[sp] = 0;
+    bnd_st[sp++] = 0.0f;
+    while (sp > 0) {
+        --sp;
+        int ref = ref_st[sp];
+        if (pruned((double)bnd_st[sp], q.limit())) continue;
+        if (ref < 0) {
+            int payload = ~ref;
+            long long first = payload >> RAYD_LEAF_COUNT_BITS;
+            int count = (payload & ((1 << RAYD_LEAF_COUNT_BITS) - 1)) + 1;
+            for (int j = 0; j < count; ++j) q.leaf(first + j);
+            continue;
+        }
+        const float4* n = nodes + 4LL * ref;
+        float4 n0 = n[0], n1 = n[1], n2 = n[2], n3 = n[3];
+        double lo0[3] = {n0.x, n0.z, n2.x}, hi0[3] = {n0.y, n0.w, n2.y};
+        double lo1[3] = {n1.x, n1.z, n2.z}, hi1[3] = {n1.y, n1.w, n2.w};
+        int r0 = __float_as_int(n3.x), r1 = __float_as_int(n3.y);
+        double b0 = q.bound(lo0, hi0);
+        if (sp + 2 > EDGE_STACK) return false;
+        // Bounds are stored rounded down, so a later prune stays conservative.
+        if (r1 == r0) {  // a one-edge BVH: both slots hold the same leaf
+            ref_st[sp] = r0; bnd_st[sp++] = __double2float_rd(b0);
+            continue;
+        }
+        double b1 = q.bound(lo1, hi1);
+        if (b0 <= b1) {
+            ref_st[sp] = r1; bnd_st[sp++] = __double2float_rd(b1);
+            ref_st[sp] = r0; bnd_st[sp++] = __double2float_rd(b0);
+        } else {
+            ref_st[sp] = r0; bnd_st[sp++] = __double2float_rd(b0);
+            ref_st[sp] = r1; bnd_st[sp++] = __double2float_rd(b1);
+        }
+    }
+    return true;
+}
+
+// Nearest-edge state of one point query.
+struct point_q {
+    const float4* recs;
+    const unsigned char* mask;
+    v3 p;
+    double d2, s;
+    v3 q;
+    int k;  // record slot of the best, −1: none
+    int gid;
+    __device__ double limit() const { return d2; }
+    __device__ double bound(const double* lo, const double* hi) const { return point_bound(p, lo, hi); }
+    __device__ void leaf(long long slot) {
+        rec r = load_rec(recs, slot);
+        if (!enabled(mask, r.gid)) return;
+        double si;
+        v3 qi;
+        double di = point_segment(p, r.a, r.b, si, qi);
+        if (di < d2 || (di == d2 && r.gid < gid)) { d2 = di; s = si; q = qi; k = (int)slot; gid = r.gid; }
+    }
+};
+
+struct ray_q {
+    const float4* recs;
+    const unsigned char* mask;
+    v3 o, d;
+    double T;
+    double d2, t, s;
+    int k, gid;
+    __device__ double limit() const { return d2; }
+    __device__ double bound(const double* lo, const double* hi) const { return ray_bound(o, d, T, lo, hi); }
+    __device__ void leaf(long long slot) {
+        rec r = load_rec(recs, slot);
+        if (!enabled(mask, r.gid)) return;
+        double ti, si;
+        double di = ray_segment(o, d, T, r.a, r.b, ti, si);
+        if (di < d2 || (di == d2 && r.gid < gid)) { d2 = di; t = ti; s = si; k = (int)slot; gid = r.gid; }
+    }
+};
+
+struct topk_q {
+    const float4* recs;
+    const unsigned char* mask;
+    v3 p;
+    int kmax, n;
+    double d2[EDGE_MAX_K], s[EDGE_MAX_K];
+    int slot[EDGE_MAX_K], gid[EDGE_MAX_K];
+    __device__ double limit() const { return n < kmax ? INFINITY : d2[kmax - 1]; }
+    __device__ double bound(const double* lo, const double* hi) const { return point_bound(p, lo, hi); }
+    __device__ void leaf(long long sl) {
+        rec r = load_rec(recs, sl);
+        if (!enabled(mask, r.gid)) return;
+        double si;
+        v3 qi;
+        double di = point_segment(p, r.a, r.b, si, qi);
+        // edge.insertK: keep the k least by (d², id).
+        if (n == kmax && !(di < d2[kmax - 1] || (di == d2[kmax - 1] && r.gid < gid[kmax - 1]))) return;
+        int j = n < kmax ? n++ : kmax - 1;
+        while (j > 0 && (di < d2[j - 1] || (di == d2[j - 1] && r.gid < gid[j - 1]))) {
+            d2[j] = d2[j - 1]; s[j] = s[j - 1]; slot[j] = slot[j - 1]; gid[j] = gid[j - 1];
+            --j;
+        }
+        d2[j] = di; s[j] = si; slot[j] = (int)sl; gid[j] = r.gid;
+    }
+};
+
+__device__ __forceinline__ void store3(float* dst, long long i, v3 v) {
+    dst[3 * i] = (float)v.x;
+    dst[3 * i + 1] = (float)v.y;
+    dst[3 * i + 2] = (float)v.z;
+}
+
+// Output pointers of a point query.
+struct point_out {
+    float *dist, *edge_point, *edge_t;
+    int *shape, *local, *gid;
+};
+
+__device__ __forceinline__ void write_point(const point_out& o, const float4* recs, long long i, const point_q& q) {
+    if (q.k < 0) {
+        o.dist[i] = INFINITY;
+        store3(o.edge_point, i, mk(0, 0, 0));
+        o.edge_t[i] = 0.0f;
+        o.shape[i] = -1; o.local[i] = -1; o.gid[i] = -1;
+        return;
+    }
+    rec r = load_rec(recs, q.k);
+    o.dist[i] = (float)sqrt(q.d2);
+    store3(o.edge_point, i, q.q);
+    o.edge_t[i] = (float)q.s;
+    o.shape[i] = r.shape; o.local[i] = r.local; o.gid[i] = r.gid;
+}
+
+struct ray_out {
+    float *dist, *ray_t, *point, *edge_t, *edge_point;
+    int *shape, *local, *gid;
+};
+
+__device__ __forceinline__ void write_ray(const ray_out& o, const float4* recs, long long i, const ray_q& q) {
+    if (q.k < 0) {
+        o.dist[i] = INFINITY;
+        o.ray_t[i] = 0.0f;
+        store3(o.point, i, mk(0, 0, 0));
+        o.edge_t[i] = 0.0f;
+        store3(o.edge_point, i, mk(0, 0, 0));
+        o.shape[i] = -1; o.local[i] = -1; o.gid[i] = -1;
+        return;
+    }
+    rec r = load_rec(recs, q.k);
+    o.dist[i] = (float)sqrt(q.d2);
+    o.ray_t[i] = (float)q.t;
+    store3(o.point, i, axpy(q.t, q.d, q.o));
+    o.edge_t[i] = (float)q.s;
+    store3(o.edge_point, i, axpy(q.s, sub(r.b, r.a), r.a));
+    o.shape[i] = r.shape; o.local[i] = r.local; o.gid[i] = r.gid;
+}
+
+// ray_setup reads ray i and its range (edge.rayLimit): false for an inactive
+// or non-finite row or a NaN tmax.
+__device__ __forceinline__ bool ray_setup(const float* o, const float* d, const float* tmax,
+                                          const unsigned char* active, long long i, ray_q& q) {
+    bool ok1 = load_point(o, i, q.o), ok2 = load_point(d, i, q.d);
+    q.T = INFINITY;
+    if (tmax != nullptr) {
+        double t = tmax[i];
+        if (isnan(t)) return false;
+        if (!isinf(t) || t < 0.0) q.T = fmax(t, 0.0);
+    }
+    return ok1 && ok2 && (active == nullptr || active[i] != 0);
+}
+
+}  // namespace
+
+extern "C" {
+
+// rayd_edge_nearest_point(nodes, recs, num_recs, mask, points, active, n,
+// dist, edge_point, edge_t, shape, local, gid): spec §5.1 through the BVH.
+//   nodes     float4[4·nodes]   edge BVH (child-pair layout)
+//   recs      float4[3·E]       edge records in leaf order
+//   num_recs  int               E (0: every row misses)
+//   mask      u8[E] | null      by global edge id; 0 = never a candidate
+//   points    float[3n]; active u8[n] | null
+//   outputs   dist f32[n], edge_point f32[3n], edge_t f32[n], shape/local/gid i32[n]
+// One thread per row.
+__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_point(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ points, const unsigned char* __restrict__ active,
+    int n, float* dist, float* edge_point, float* edge_t, int* shape, int* local, int* gid) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    point_q q{recs, mask, mk(0, 0, 0), INFINITY, 0.0, mk(0, 0, 0), -1, -1};
+    bool ok = load_point(points, i, q.p) && (active == nullptr || active[i] != 0);
+    if (ok && num_recs > 0 && !walk(nodes, recs, q)) {
+        for (long long k = 0; k < num_recs; ++k) q.leaf(k);
+    }
+    write_point(point_out{dist, edge_point, edge_t, shape, local, gid}, recs, i, q);
+}
+
+// rayd_edge_nearest_ray(nodes, recs, num_recs, mask, o, d, tmax, active, n,
+// dist, ray_t, point, edge_t, edge_point, shape, local, gid): spec §5.2
+// (CUDA backend) through the BVH. tmax f32[n] | null (null: half rays).
+// One thread per row.
+__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_ray(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
+    float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    ray_q q;
+    q.recs = recs; q.mask = mask; q.d2 = INFINITY; q.t = 0.0; q.s = 0.0; q.k = -1; q.gid = -1;
+    if (ray_setup(o, d, tmax, active, i, q) && num_recs > 0 && !walk(nodes, recs, q)) {
+        for (long long k = 0; k < num_recs; ++k) q.leaf(k);
+    }
+    write_ray(ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, recs, i, q);
+}
+
+// rayd_edge_nearest_k(nodes, recs, num_recs, mask, boundary, points, active,
+// n, k, valid, dist, point, edge_t, edge_point, shape, local, gid,
+// is_boundary): spec §5.3, slot j of row i at i·k + j, ascending (d², id).
+//   boundary  u8[E]   boundary flag by global edge id
+//   k         int     1..16
+//   outputs   valid u8, dist f32, point f32[3], edge_t f32, edge_point f32[3],
+//             shape/local/gid i32, is_boundary u8, each per slot
+// One thread per row.
+__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_k(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const unsigned char* __restrict__ boundary,
+    const float* __restrict__ points, const unsigned char* __restrict__ active, int n, int k,
+    unsigned char* valid, float* dist, float* point, float* edge_t, float* edge_point, int* shape, int* local,
+    int* gid, unsigned char* is_boundary) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || k < 1 || k > EDGE_MAX_K) return;
+    topk_q q;
+    q.recs = recs; q.mask = mask; q.kmax = k; q.n = 0;
+    bool ok = load_point(points, i, q.p) && (active == nullptr || active[i] != 0);
+    if (ok && num_recs > 0 && !walk(nodes, recs, q)) {
+        q.n = 0;
+        for (long long r = 0; r < num_recs; ++r) q.leaf(r);
+    }
+    for (int j = 0; j < k; ++j) {
+        long long x = i * k + j;
+        if (j >= q.n) {
+            valid[x] = 0; dist[x] = INFINITY;
+            store3(point, x, mk(0, 0, 0)); edge_t[x] = 0.0f; store3(edge_point, x, mk(0, 0, 0));
+            shape[x] = -1; local[x] = -1; gid[x] = -1; is_boundary[x] = 0;
+            continue;
+        }
+        rec r = load_rec(recs, q.slot[j]);
+        double si;
+        v3 qi;
+        point_segment(q.p, r.a, r.b, si, qi);
+        valid[x] = 1;
+        dist[x] = (float)sqrt(q.d2[j]);
+        store3(point, x, q.p);
+        edge_t[x] = (float)si;
+        store3(edge_point, x, qi);
+        shape[x] = r.shape; local[x] = r.local; gid[x] = r.gid;
+        is_boundary[x] = boundary != nullptr && boundary[r.gid] != 0 ? 1 : 0;
+    }
+}
+
+// rayd_edge_brute_point / rayd_edge_brute_ray: the brute-force scans of the
+// point and ray queries over every record (the check of the BVH kernels on
+// batches too large for the host reference). Parameters as the BVH kernels
+// without nodes. Each block stages records through shared memory.
+__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_brute_point(
+    const float4* __restrict__ recs, int num_recs, const unsigned char* __restrict__ mask,
+    const float* __restrict__ points, const unsigned char* __restrict__ active, int n, float* dist,
+    float* edge_point, float* edge_t, int* shape, int* local, int* gid) {
+    __shared__ float4 tile[3 * EDGE_THREADS];
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    point_q q{tile, mask, mk(0, 0, 0), INFINITY, 0.0, mk(0, 0, 0), -1, -1};
+    bool ok = i < n && load_point(points, i, q.p) && (active == nullptr || active[i] != 0);
+    int best_slot = -1;
+    for (int base = 0; base < num_recs; base += EDGE_THREADS) {
+        int m = min(EDGE_THREADS, num_recs - base);
+        __syncthreads();
+        for (int w = threadIdx.x; w < 3 * m; w += blockDim.x) tile[w] = recs[3LL * base + w];
+        __syncthreads();
+        if (!ok) continue;
+        q.k = -1;  // set by leaf when this tile holds a new best
+        for (int j = 0; j < m; ++j) q.leaf(j);
+        if (q.k >= 0) best_slot = base + q.k;
+    }
+    if (i >= n) return;
+    q.k = best_slot;
+    write_point(point_out{dist, edge_point, edge_t, shape, local, gid}, recs, i, q);
+}
+
+__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_brute_ray(
+    const float4* __restrict__ recs, int num_recs, const unsigned char* __restrict__ mask,
+    const float* __restrict__ o, const float* __restrict__ d, const float* __restrict__ tmax,
+    const unsigned char* __restrict__ active, int n, float* dist, float* ray_t, float* point, float* edge_t,
+    float* edge_point, int* shape, int* local, int* gid) {
+    __shared__ float4 tile[3 * EDGE_THREADS];
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    ray_q q;
+    q.recs = tile; q.mask = mask; q.d2 = INFINITY; q.t = 0.0; q.s = 0.0; q.k = -1; q.gid = -1;
+    bool ok = i < n && ray_setup(o, d, tmax, active, i, q);
+    int best_slot = -1;
+    for (int base = 0; base < num_recs; base += EDGE_THREADS) {
+        int m = min(EDGE_THREADS, num_recs - base);
+        __syncthreads();
+        for (int w = threadIdx.x; w < 3 * m; w += blockDim.x) tile[w] = recs[3LL * base + w];
+        __syncthreads();
+        if (!ok) continue;
+        q.k = -1;
+        for (int j = 0; j < m; ++j) q.leaf(j);
+        if (q.k >= 0) best_slot = base + q.k;
+    }
+    if (i >= n) return;
+    q.k = best_slot;
+    write_ray(ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, recs, i, q);
+}
+
+}  // extern "C"
