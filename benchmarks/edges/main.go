@@ -12,8 +12,10 @@
 //
 // Correctness, after poisoning every output: each query's rows are compared
 // bit for bit with the device brute-force kernel (every row on light, the
-// first -brute-rows rows on compute, where a full scan of 4M × 6.3M pairs
-// would take minutes), and a random sample of -check rows with the CPU
+// first -brute-rows rows, 16,384 by default, on compute, where a full scan
+// of 4M × 6.3M pairs would take from about 25 minutes for points to about
+// 2 hours for segments on an H200), and a random sample of -check rows with
+// the CPU
 // reference (package edge). Any mismatch fails the run.
 //
 //	edges -out benchmarks/results/edges-h200.json
@@ -52,7 +54,7 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 2, "warm-up rounds")
 	flag.IntVar(&o.check, "check", 65536, "rows per query checked against the CPU reference")
 	flag.IntVar(&o.queries, "queries", 1<<22, "rows per query batch")
-	flag.IntVar(&o.bruteRows, "brute-rows", 65536, "rows checked against the device brute force on compute (light: all)")
+	flag.IntVar(&o.bruteRows, "brute-rows", 16384, "rows checked against the device brute force on compute (light: all)")
 	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.out, "out", "", "JSON output path")
