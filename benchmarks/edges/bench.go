@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rayd-go/rayd/accel"
@@ -133,7 +135,15 @@ func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResul
 
 	f := &fixture{d: d, s: s, bvh: bvh, n: o.queries}
 	defer f.close()
-	bs := queries(tb, o.queries, 0x5eed+uint64(len(cfg.Name)))
+	var bs []*batch
+	for _, b := range queries(tb, o.queries, 0x5eed+uint64(len(cfg.Name))) {
+		if slices.Contains(strings.Split(o.kinds, ","), b.name) {
+			bs = append(bs, b)
+		}
+	}
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("no query among -kinds %q", o.kinds)
+	}
 	for _, b := range bs {
 		if err := f.upload(b); err != nil {
 			return nil, err
