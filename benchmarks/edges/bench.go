@@ -17,13 +17,16 @@ import (
 )
 
 type configResult struct {
-	Name        string        `json:"name"`
-	MaxLeafSize int           `json:"max_leaf_size"`
-	Edges       int           `json:"edges"`
-	Nodes       int           `json:"bvh_nodes"`
-	Height      int           `json:"bvh_height"`
-	BuildWallMs timing        `json:"build_wall_ms"`
-	Queries     []queryResult `json:"queries"`
+	Name        string `json:"name"`
+	MaxLeafSize int    `json:"max_leaf_size"`
+	// BruteDevices is how many devices shared the brute-force check (its
+	// time is then wall clock, not CUDA events).
+	BruteDevices int           `json:"brute_force_devices"`
+	Edges        int           `json:"edges"`
+	Nodes        int           `json:"bvh_nodes"`
+	Height       int           `json:"bvh_height"`
+	BuildWallMs  timing        `json:"build_wall_ms"`
+	Queries      []queryResult `json:"queries"`
 }
 
 type timing = benchhead.Timing
@@ -152,6 +155,15 @@ func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResul
 	if err := f.allocOut(); err != nil {
 		return nil, err
 	}
+	for ord := 1; ord < o.bruteDevices; ord++ {
+		p, err := newPeer(o.ordinal+ord, es, bs, o.queries)
+		if err != nil {
+			return nil, fmt.Errorf("brute-force peer cuda:%d: %w", o.ordinal+ord, err)
+		}
+		defer p.close()
+		f.peers = append(f.peers, p)
+	}
+	res.BruteDevices = 1 + len(f.peers)
 	times, err := f.time(bs, o.warmup, o.rounds)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ type fixture struct {
 	n    int
 	out  [2]accel.EdgeRayOut
 	bufs []interface{ Close() error }
+	// peers split the brute-force check (-brute-devices): fixtures on
+	// further devices with their own BVH and copies of the batches.
+	peers []*peer
 }
 
 func alloc[T launch.Elem](f *fixture, n int) (*launch.Buffer[T], error) {
@@ -86,18 +89,46 @@ func pointOut(o accel.EdgeRayOut) accel.EdgePointOut {
 // launch runs b's query over its first m rows into output k, by the BVH or
 // by brute force.
 func (f *fixture) launch(b *batch, m, k int, brute bool) error {
-	if b.d == nil {
-		q := accel.EdgePoints{P: b.devP, N: m}
-		if brute {
-			return f.bvh.BrutePoint(f.s, q, pointOut(f.out[k]))
+	return f.launchRange(b, 0, m, k, brute)
+}
+
+// launchRange runs b's query over rows [lo, hi) into the same rows of
+// output k.
+func (f *fixture) launchRange(b *batch, lo, hi, k int, brute bool) error {
+	var errs []error
+	view := func(buf *launch.Buffer[float32], per int) *launch.Buffer[float32] {
+		if buf == nil {
+			return nil
 		}
-		return f.bvh.NearestPoint(f.s, q, pointOut(f.out[k]))
+		v, err := buf.View(per*lo, per*(hi-lo))
+		errs = append(errs, err)
+		return v
 	}
-	r := accel.Rays{O: b.devP, D: b.devD, TMax: b.devTMax, N: m}
+	viewi := func(buf *launch.Buffer[int32]) *launch.Buffer[int32] {
+		v, err := buf.View(lo, hi-lo)
+		errs = append(errs, err)
+		return v
+	}
+	o := f.out[k]
+	out := accel.EdgeRayOut{Distance: view(o.Distance, 1), RayT: view(o.RayT, 1), Point: view(o.Point, 3),
+		EdgeT: view(o.EdgeT, 1), EdgePoint: view(o.EdgePoint, 3), ShapeID: viewi(o.ShapeID), EdgeID: viewi(o.EdgeID),
+		GlobalEdgeID: viewi(o.GlobalEdgeID)}
+	p, d, tmax := view(b.devP, 3), view(b.devD, 3), view(b.devTMax, 1)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if b.d == nil {
+		q := accel.EdgePoints{P: p, N: hi - lo}
+		if brute {
+			return f.bvh.BrutePoint(f.s, q, pointOut(out))
+		}
+		return f.bvh.NearestPoint(f.s, q, pointOut(out))
+	}
+	r := accel.Rays{O: p, D: d, TMax: tmax, N: hi - lo}
 	if brute {
-		return f.bvh.BruteRay(f.s, r, f.out[k])
+		return f.bvh.BruteRay(f.s, r, out)
 	}
-	return f.bvh.NearestRay(f.s, r, f.out[k])
+	return f.bvh.NearestRay(f.s, r, out)
 }
 
 // timed launches fn between two events and returns the milliseconds.
@@ -161,37 +192,42 @@ func (f *fixture) poison(k int) error {
 // download copies the first m rows of output k into a host ray record
 // (RayT and Point stay zero for points).
 func (f *fixture) download(k, m int, ray bool) (*edge.RayResult, error) {
-	o := f.out[k]
 	r := edge.NewRayResult(m)
-	steps := []error{}
-	get := func(b *launch.Buffer[float32], dst []float32) {
-		v, err := b.View(0, len(dst))
+	return r, f.downloadRange(k, 0, m, ray, r)
+}
+
+// downloadRange copies rows [lo, hi) of output k into the same rows of dst.
+func (f *fixture) downloadRange(k, lo, hi int, ray bool, dst *edge.RayResult) error {
+	o := f.out[k]
+	var steps []error
+	get := func(b *launch.Buffer[float32], per int, to []float32) {
+		v, err := b.View(per*lo, per*(hi-lo))
 		if err == nil {
-			err = v.Download(f.s, dst)
+			err = v.Download(f.s, to[per*lo:per*hi])
 		}
 		steps = append(steps, err)
 	}
-	geti := func(b *launch.Buffer[int32], dst []int32) {
-		v, err := b.View(0, len(dst))
+	geti := func(b *launch.Buffer[int32], to []int32) {
+		v, err := b.View(lo, hi-lo)
 		if err == nil {
-			err = v.Download(f.s, dst)
+			err = v.Download(f.s, to[lo:hi])
 		}
 		steps = append(steps, err)
 	}
-	get(o.Distance, r.Distance)
-	get(o.EdgeT, r.EdgeT)
-	get(o.EdgePoint, r.EdgePoint)
+	get(o.Distance, 1, dst.Distance)
+	get(o.EdgeT, 1, dst.EdgeT)
+	get(o.EdgePoint, 3, dst.EdgePoint)
 	if ray {
-		get(o.RayT, r.RayT)
-		get(o.Point, r.Point)
+		get(o.RayT, 1, dst.RayT)
+		get(o.Point, 3, dst.Point)
 	} else {
-		clear(r.RayT)
-		clear(r.Point)
+		clear(dst.RayT[lo:hi])
+		clear(dst.Point[3*lo : 3*hi])
 	}
-	geti(o.ShapeID, r.ShapeID)
-	geti(o.EdgeID, r.EdgeID)
-	geti(o.GlobalEdgeID, r.GlobalEdgeID)
-	return r, errors.Join(steps...)
+	geti(o.ShapeID, dst.ShapeID)
+	geti(o.EdgeID, dst.EdgeID)
+	geti(o.GlobalEdgeID, dst.GlobalEdgeID)
+	return errors.Join(steps...)
 }
 
 // sameRow compares row i of a with row j of b bit for bit (±0 aside).
@@ -231,11 +267,15 @@ func (f *fixture) check(es *edge.Scene, b *batch, q *queryResult, bruteRows, sam
 			q.Misses++
 		}
 	}
-	if q.BruteMs, err = f.timed(func() error { return f.launch(b, bruteRows, 1, true) }); err != nil {
-		return err
-	}
-	brute, err := f.download(1, bruteRows, ray)
-	if err != nil {
+	var brute *edge.RayResult
+	if len(f.peers) == 0 {
+		if q.BruteMs, err = f.timed(func() error { return f.launch(b, bruteRows, 1, true) }); err != nil {
+			return err
+		}
+		if brute, err = f.download(1, bruteRows, ray); err != nil {
+			return err
+		}
+	} else if brute, q.BruteMs, err = f.bruteOnAll(b, bruteRows, ray); err != nil {
 		return err
 	}
 	q.BruteChecked = bruteRows

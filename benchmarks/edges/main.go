@@ -43,8 +43,8 @@ type report struct {
 }
 
 type options struct {
-	ordinal, rounds, warmup, check, queries, bruteRows, leaf int
-	only, out, kinds                                         string
+	ordinal, rounds, warmup, check, queries, bruteRows, leaf, bruteDevices int
+	only, out, kinds                                                       string
 }
 
 func main() {
@@ -55,6 +55,7 @@ func main() {
 	flag.IntVar(&o.check, "check", 65536, "rows per query checked against the CPU reference")
 	flag.IntVar(&o.queries, "queries", 1<<22, "rows per query batch")
 	flag.IntVar(&o.bruteRows, "brute-rows", 16384, "rows checked against the device brute force on compute (light: all)")
+	flag.IntVar(&o.bruteDevices, "brute-devices", 1, "devices sharing the brute-force check (-device and the next ones)")
 	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.kinds, "kinds", "point,segment,half_ray", "queries to run (comma-separated)")

@@ -224,6 +224,29 @@ __device__ __forceinline__ bool ray_setup(const float* o, const float* d, const 
     return ok1 && ok2 && (active == nullptr || active[i] != 0);
 }
 
+__device__ __forceinline__ double maxabs(v3 a) { return fmax(fmax(fabs(a.x), fabs(a.y)), fabs(a.z)); }
+
+// cannot_beat reports whether edge r is certainly farther from the query
+// than the current best, so that ray_segment need not run: with m the edge's
+// midpoint and rad its half length, every point of the edge is within rad
+// of m, so dist(query, edge) ≥ dist(query, m) − rad. dist(query, m) is
+// evaluated at the clamped projection of m (inv_dd = 1/|d|², 0 for d = 0);
+// the slack 1e-6·S (S: the magnitudes involved) exceeds both the rounding
+// of this bound and that of ray_segment's d², so an edge is skipped only
+// when its computed d² would exceed the best, never at a tie.
+__device__ __forceinline__ bool cannot_beat(const ray_q& q, double inv_dd, const rec& r) {
+    if (!(q.d2 < INFINITY)) return false;
+    v3 e = sub(r.b, r.a);
+    v3 m = scale(add(r.a, r.b), 0.5);
+    double rad = 0.5 * sqrt(dot(e, e));
+    double tc = fmin(fmax(dot(sub(m, q.o), q.d) * inv_dd, 0.0), q.T);
+    v3 p = axpy(tc, q.d, q.o);
+    v3 w = sub(m, p);
+    double S = maxabs(q.o) + maxabs(p) + maxabs(m) + rad;
+    double lb = sqrt(dot(w, w)) - rad - 1e-6 * S;
+    return lb > 0.0 && lb * lb > q.d2;
+}
+
 }  // namespace
 
 extern "C" {
@@ -318,7 +341,9 @@ __global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_k(
 // rayd_edge_brute_point / rayd_edge_brute_ray: the brute-force scans of the
 // point and ray queries over every record (the check of the BVH kernels on
 // batches too large for the host reference). Parameters as the BVH kernels
-// without nodes. Each block stages records through shared memory.
+// without nodes. Each block stages records through shared memory. The ray
+// scan skips the exact test of an edge whose bounding-sphere bound rules it
+// out (cannot_beat); there is no hierarchy.
 __global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_brute_point(
     const float4* __restrict__ recs, int num_recs, const unsigned char* __restrict__ mask,
     const float* __restrict__ points, const unsigned char* __restrict__ active, int n, float* dist,
@@ -353,6 +378,7 @@ __global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_brute_ray(
     ray_q q;
     q.recs = tile; q.mask = mask; q.d2 = INFINITY; q.t = 0.0; q.s = 0.0; q.k = -1; q.gid = -1;
     bool ok = i < n && ray_setup(o, d, tmax, active, i, q);
+    double dd = dot(q.d, q.d), inv_dd = dd > 0.0 ? 1.0 / dd : 0.0;
     int best_slot = -1;
     for (int base = 0; base < num_recs; base += EDGE_THREADS) {
         int m = min(EDGE_THREADS, num_recs - base);
@@ -361,7 +387,9 @@ __global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_brute_ray(
         __syncthreads();
         if (!ok) continue;
         q.k = -1;
-        for (int j = 0; j < m; ++j) q.leaf(j);
+        for (int j = 0; j < m; ++j) {
+            if (!cannot_beat(q, inv_dd, load_rec(tile, j))) q.leaf(j);
+        }
         if (q.k >= 0) best_slot = base + q.k;
     }
     if (i >= n) return;
