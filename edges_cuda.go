@@ -14,6 +14,8 @@ import (
 // edgeEngine is implemented by engines that answer the nearest-edge queries
 // on a device. The scene's edge table and mask (es) are the host truth; gen
 // counts the mask changes so the device copy is refreshed only when needed.
+// The table is validated once, when the device BVH is built from it (the
+// scene never changes it); each query validates only its batch.
 type edgeEngine interface {
 	nearestEdge(ctx context.Context, es *edge.Scene, gen uint64, points []float32, active []bool) (*NearestPointEdge, error)
 	nearestEdgeRay(ctx context.Context, es *edge.Scene, gen uint64, r Rays) (*NearestRayEdge, error)
@@ -116,7 +118,7 @@ func (e *cudaEngine) edgePoints(sl *slot, points []float32, active []bool) (acce
 }
 
 func (e *cudaEngine) nearestEdge(ctx context.Context, es *edge.Scene, gen uint64, points []float32, active []bool) (*NearestPointEdge, error) {
-	n, err := es.CheckPoints(points, active)
+	n, err := edge.CheckPointBatch(points, active)
 	if err != nil || n == 0 {
 		return edge.NewPointResult(n), firstNonNil(err, ctx.Err())
 	}
@@ -166,7 +168,7 @@ func (e *cudaEngine) withEdgePoints(ctx context.Context, es *edge.Scene, gen uin
 }
 
 func (e *cudaEngine) nearestEdgeRay(ctx context.Context, es *edge.Scene, gen uint64, r Rays) (*NearestRayEdge, error) {
-	n, err := es.CheckRays(r.Origins, r.Directions, r.TMax, r.Active)
+	n, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active)
 	if err != nil || n == 0 {
 		return edge.NewRayResult(n), firstNonNil(err, ctx.Err())
 	}
@@ -205,7 +207,7 @@ func (e *cudaEngine) nearestEdges(ctx context.Context, es *edge.Scene, gen uint6
 	if err := edge.CheckK(k); err != nil {
 		return nil, err
 	}
-	n, err := es.CheckPoints(points, active)
+	n, err := edge.CheckPointBatch(points, active)
 	if err != nil || n == 0 {
 		return edge.NewTopK(n, k), firstNonNil(err, ctx.Err())
 	}

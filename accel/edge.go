@@ -34,7 +34,7 @@ type EdgeTables struct {
 func EdgeTablesOf(et *edge.Edges) EdgeTables {
 	b := make([]bool, et.Len())
 	for i := range b {
-		b[i] = et.IsBoundary(i)
+		b[i] = i < len(et.Face1) && et.IsBoundary(i) // a short Face1 is not read past its end
 	}
 	return EdgeTables{V0: et.V0, V1: et.V1, ShapeID: et.ShapeID, LocalID: et.LocalID, Boundary: b}
 }

@@ -135,11 +135,19 @@ func setMisses(dist []float32, ids ...[]int32) {
 	}
 }
 
-// checkPoints validates a point batch and returns N.
+// checkPoints validates the scene and a point batch and returns N.
 func (s *Scene) checkPoints(p []float32, active []bool) (int, error) {
 	if err := s.check(); err != nil {
 		return 0, err
 	}
+	return CheckPointBatch(p, active)
+}
+
+// CheckPointBatch validates a point batch alone (whole rows of 3, an active
+// slice of N or none) and returns N. A device implementation whose copy of
+// the edge table was validated when it was built runs this per query
+// instead of the O(E) check of the scene.
+func CheckPointBatch(p []float32, active []bool) (int, error) {
 	n, err := rows3("p", p)
 	if err != nil {
 		return 0, err
@@ -225,7 +233,10 @@ func rayLimit(tmax []float32, i int) (float64, bool) {
 // non-finite o or d or a NaN tmax are misses. Ties go to the lowest global
 // edge id.
 func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, error) {
-	n, err := s.CheckRays(o, d, tmax, active)
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	n, err := geom.CheckRays(o, d, tmax, active)
 	if err != nil {
 		return nil, err
 	}
@@ -360,19 +371,6 @@ func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
 		}
 	})
 	return r, nil
-}
-
-// CheckPoints validates a point batch for NearestPoint and NearestK (the
-// scene, whole rows of 3, an active slice of N or none) and returns N: the
-// checks a device implementation of the queries runs before its launch.
-func (s *Scene) CheckPoints(p []float32, active []bool) (int, error) { return s.checkPoints(p, active) }
-
-// CheckRays validates a ray batch for NearestRay and returns N.
-func (s *Scene) CheckRays(o, d, tmax []float32, active []bool) (int, error) {
-	if err := s.check(); err != nil {
-		return 0, err
-	}
-	return geom.CheckRays(o, d, tmax, active)
 }
 
 // CheckK validates the k of NearestK.
