@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -59,23 +60,9 @@ func gpuRay(t *testing.T, s *launch.Stream, b *EdgeBVH, brute bool, rb *rayBatch
 
 func compareRay(t *testing.T, name string, got, want *edge.RayResult) {
 	t.Helper()
-	for _, f := range []struct {
-		n    string
-		g, w []float32
-	}{{"distance", got.Distance, want.Distance}, {"ray_t", got.RayT, want.RayT}, {"point", got.Point, want.Point},
-		{"edge_t", got.EdgeT, want.EdgeT}, {"edge_point", got.EdgePoint, want.EdgePoint}} {
-		if i := sameBits32(f.g, f.w); i >= 0 {
-			t.Fatalf("%s: %s differs at %d: got %v want %v", name, f.n, i, f.g[i], f.w[i])
-		}
-	}
-	for _, f := range []struct {
-		n    string
-		g, w []int32
-	}{{"shape_id", got.ShapeID, want.ShapeID}, {"edge_id", got.EdgeID, want.EdgeID}, {"global_edge_id", got.GlobalEdgeID, want.GlobalEdgeID}} {
-		if i := sameInts(f.g, f.w); i >= 0 {
-			t.Fatalf("%s: %s differs at %d: got %v want %v", name, f.n, i, f.g[i], f.w[i])
-		}
-	}
+	requireSame(t, name, []f32Field{{"distance", got.Distance, want.Distance}, {"ray_t", got.RayT, want.RayT},
+		{"point", got.Point, want.Point}, {"edge_t", got.EdgeT, want.EdgeT}, {"edge_point", got.EdgePoint, want.EdgePoint}},
+		idFields(got.ShapeID, got.EdgeID, got.GlobalEdgeID, want.ShapeID, want.EdgeID, want.GlobalEdgeID))
 }
 
 // TestGPUEdgeRayAgainstReference: the BVH and brute-force ray kernels equal
@@ -159,27 +146,14 @@ func gpuTopK(t *testing.T, s *launch.Stream, b *EdgeBVH, p []float32, act []bool
 
 func compareTopK(t *testing.T, name string, got, want *edge.TopK) {
 	t.Helper()
-	for _, f := range []struct {
-		n    string
-		g, w []float32
-	}{{"distance", got.Distance, want.Distance}, {"point", got.Point, want.Point}, {"edge_t", got.EdgeT, want.EdgeT},
-		{"edge_point", got.EdgePoint, want.EdgePoint}} {
-		if i := sameBits32(f.g, f.w); i >= 0 {
-			t.Fatalf("%s k=%d: %s differs at %d: got %v want %v", name, got.K, f.n, i, f.g[i], f.w[i])
-		}
-	}
-	for _, f := range []struct {
-		n    string
-		g, w []int32
-	}{{"shape_id", got.ShapeID, want.ShapeID}, {"edge_id", got.EdgeID, want.EdgeID}, {"global_edge_id", got.GlobalEdgeID, want.GlobalEdgeID}} {
-		if i := sameInts(f.g, f.w); i >= 0 {
-			t.Fatalf("%s k=%d: %s differs at %d: got %v want %v", name, got.K, f.n, i, f.g[i], f.w[i])
-		}
-	}
+	label := fmt.Sprintf("%s k=%d", name, got.K)
+	requireSame(t, label, []f32Field{{"distance", got.Distance, want.Distance}, {"point", got.Point, want.Point},
+		{"edge_t", got.EdgeT, want.EdgeT}, {"edge_point", got.EdgePoint, want.EdgePoint}},
+		idFields(got.ShapeID, got.EdgeID, got.GlobalEdgeID, want.ShapeID, want.EdgeID, want.GlobalEdgeID))
 	if i := sameInts(got.Valid, want.Valid); i >= 0 {
-		t.Fatalf("%s k=%d: valid differs at %d", name, got.K, i)
+		t.Fatalf("%s: valid differs at %d", label, i)
 	}
 	if i := sameInts(got.Boundary, want.Boundary); i >= 0 {
-		t.Fatalf("%s k=%d: is_boundary differs at %d", name, got.K, i)
+		t.Fatalf("%s: is_boundary differs at %d", label, i)
 	}
 }

@@ -115,24 +115,43 @@ func gpuPoint(t *testing.T, s *launch.Stream, b *EdgeBVH, brute bool, p []float3
 		GlobalEdgeID: download(t, s, o.GlobalEdgeID, n)}
 }
 
-func comparePoint(t *testing.T, name string, got, want *edge.PointResult) {
-	t.Helper()
-	for _, f := range []struct {
+// f32Field and i32Field name one output field of a GPU record and of its
+// reference.
+type (
+	f32Field struct {
 		n    string
 		g, w []float32
-	}{{"distance", got.Distance, want.Distance}, {"edge_point", got.EdgePoint, want.EdgePoint}, {"edge_t", got.EdgeT, want.EdgeT}} {
+	}
+	i32Field struct {
+		n    string
+		g, w []int32
+	}
+)
+
+// requireSame fails at the first field that differs (float bits, ±0 aside).
+func requireSame(t *testing.T, name string, fs []f32Field, is []i32Field) {
+	t.Helper()
+	for _, f := range fs {
 		if i := sameBits32(f.g, f.w); i >= 0 {
 			t.Fatalf("%s: %s differs at %d: got %v want %v", name, f.n, i, f.g[i], f.w[i])
 		}
 	}
-	for _, f := range []struct {
-		n    string
-		g, w []int32
-	}{{"shape_id", got.ShapeID, want.ShapeID}, {"edge_id", got.EdgeID, want.EdgeID}, {"global_edge_id", got.GlobalEdgeID, want.GlobalEdgeID}} {
+	for _, f := range is {
 		if i := sameInts(f.g, f.w); i >= 0 {
 			t.Fatalf("%s: %s differs at %d: got %v want %v", name, f.n, i, f.g[i], f.w[i])
 		}
 	}
+}
+
+func idFields(gs, gl, gg, ws, wl, wg []int32) []i32Field {
+	return []i32Field{{"shape_id", gs, ws}, {"edge_id", gl, wl}, {"global_edge_id", gg, wg}}
+}
+
+func comparePoint(t *testing.T, name string, got, want *edge.PointResult) {
+	t.Helper()
+	requireSame(t, name, []f32Field{{"distance", got.Distance, want.Distance}, {"edge_point", got.EdgePoint, want.EdgePoint},
+		{"edge_t", got.EdgeT, want.EdgeT}},
+		idFields(got.ShapeID, got.EdgeID, got.GlobalEdgeID, want.ShapeID, want.EdgeID, want.GlobalEdgeID))
 }
 
 func buildEdgeBVH(t *testing.T, s *launch.Stream, es *edge.Scene) *EdgeBVH {
