@@ -3,6 +3,9 @@
 GO       ?= go
 BIN      := bin
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DIRTY    := $(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true)
+# STAMP links the commit and dirty flag into any binary (internal/buildinfo).
+STAMP    := -X github.com/rayd-go/rayd/internal/buildinfo.commit=$(COMMIT) -X github.com/rayd-go/rayd/internal/buildinfo.dirty=$(DIRTY)
 LDFLAGS  := -s -w -X main.commit=$(COMMIT)
 GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids
 export NCCL_NVLS_ENABLE := 0
