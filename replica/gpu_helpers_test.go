@@ -54,7 +54,8 @@ func (f *fixture) layer(t *testing.T, o shard.Options) (*shard.Layer, map[int]*r
 	require.NoError(t, err)
 	require.NotNil(t, l)
 	reps := map[int]*replica.Replica{}
-	build := func(ctx context.Context, d int) (shard.Replica, error) {
+	build := func(ctx context.Context, slot shard.Slot) (shard.Replica, error) {
+		d := slot.Device
 		r, err := f.src.Build(ctx, 0, d, f.meshes)
 		if err != nil {
 			return nil, err

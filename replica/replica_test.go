@@ -37,7 +37,7 @@ func TestTopologyFollowsTheDriver(t *testing.T) {
 	src := replica.NewSource(replica.Options{})
 	_, err = src.Device(0)
 	require.Error(t, err)
-	_, err = src.Builder(0, []geom.Mesh{{Vertices: []float32{0, 0, 0, 1, 0, 0, 0, 1, 0}, Faces: []int32{0, 1, 2}}})(context.Background(), 0)
+	_, err = src.Builder(0, []geom.Mesh{{Vertices: []float32{0, 0, 0, 1, 0, 0, 0, 1, 0}, Faces: []int32{0, 1, 2}}})(context.Background(), shard.Slot{})
 	require.Error(t, err)
 	require.NoError(t, src.Close())
 	require.NoError(t, src.Close())

@@ -108,8 +108,8 @@ func (s *Source) Builder(master int, meshes []geom.Mesh) shard.Builder {
 // instance a layer's shard.Options.SkipWarmUp and AllowNoPeerAccess); the
 // devices are still the Source's.
 func (s *Source) BuilderWith(master int, meshes []geom.Mesh, o Options) shard.Builder {
-	return func(ctx context.Context, ord int) (shard.Replica, error) {
-		r, err := s.build(ctx, master, ord, meshes, o)
+	return func(ctx context.Context, slot shard.Slot) (shard.Replica, error) {
+		r, err := s.build(ctx, master, slot, meshes, o)
 		if err != nil {
 			return nil, err
 		}
@@ -123,10 +123,15 @@ func (s *Source) BuilderWith(master int, meshes []geom.Mesh, o Options) shard.Bu
 // access, goes on without it). It returns once the BVH is built and, unless
 // SkipWarmUp, the warm-up has run.
 func (s *Source) Build(ctx context.Context, master, ord int, meshes []geom.Mesh) (*Replica, error) {
-	return s.build(ctx, master, ord, meshes, s.opts)
+	idx := 1
+	if ord == master {
+		idx = 0
+	}
+	return s.build(ctx, master, shard.Slot{Index: idx, Device: ord}, meshes, s.opts)
 }
 
-func (s *Source) build(ctx context.Context, master, ord int, meshes []geom.Mesh, o Options) (_ *Replica, err error) {
+func (s *Source) build(ctx context.Context, master int, slot shard.Slot, meshes []geom.Mesh, o Options) (_ *Replica, err error) {
+	ord := slot.Device
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -138,13 +143,16 @@ func (s *Source) build(ctx context.Context, master, ord int, meshes []geom.Mesh,
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{src: s, dev: dv, master: mdv, isMaster: dv == mdv}
+	r := &Replica{src: s, dev: dv, master: mdv, isMaster: slot.Master()}
+	if slot.Master() && dv != mdv {
+		return nil, fmt.Errorf("replica: slot 0 is on cuda:%d, not the master cuda:%d", ord, master)
+	}
 	defer func() {
 		if err != nil {
 			_ = r.Close()
 		}
 	}()
-	if !r.isMaster {
+	if !r.isMaster && dv != mdv {
 		if err := peer(mdv.d, dv.d, o.AllowNoPeerAccess); err != nil {
 			return nil, err
 		}

@@ -6,10 +6,22 @@ import (
 	"fmt"
 )
 
-// Builder makes the replica of one device: the same meshes built on that
+// Slot is one position of a layer's device list: Index 0 is the master.
+// Device is the ordinal there; with Options.AllowSameDevice several slots
+// may name one device, and the replica of each slot but the master acts as
+// a remote (its rows are scattered to it and gathered back).
+type Slot struct {
+	Index  int
+	Device int
+}
+
+// Master reports whether the slot is the master's.
+func (s Slot) Master() bool { return s.Index == 0 }
+
+// Builder makes the replica of one slot: the same meshes built on its
 // device (the master's from the caller's own data). It is called once per
-// device, in device order.
-type Builder func(ctx context.Context, device int) (Replica, error)
+// slot, in layer order.
+type Builder func(ctx context.Context, slot Slot) (Replica, error)
 
 // Build (re)creates the replica set: it closes the current replicas, builds
 // one per device in order and checks that their versions agree. Success
@@ -26,11 +38,11 @@ func (l *Layer) Build(ctx context.Context, build Builder) error {
 		err = errors.Join(err, closeAll(reps))
 		return errJoin(err, l.poisonWith("build", err))
 	}
-	for _, d := range l.devices {
+	for i, d := range l.devices {
 		if err := ctx.Err(); err != nil {
 			return fail(fmt.Errorf("shard: build cancelled before cuda:%d: %w", d, err))
 		}
-		r, err := build(ctx, d)
+		r, err := build(ctx, Slot{Index: i, Device: d})
 		if err == nil && r == nil {
 			err = errors.New("builder returned no replica")
 		}

@@ -69,7 +69,7 @@ func issueOrder(shards []Shard, size []int) []Shard {
 	queues := make([][]Shard, len(shards))
 	for i, s := range shards {
 		for lo := s.Start; lo < s.Stop; lo += size[i] {
-			queues[i] = append(queues[i], Shard{Device: s.Device, Start: lo, Stop: min(lo+size[i], s.Stop)})
+			queues[i] = append(queues[i], Shard{Device: s.Device, Replica: s.Replica, Start: lo, Stop: min(lo+size[i], s.Stop)})
 		}
 	}
 	var out []Shard
@@ -140,7 +140,7 @@ func (l *Layer) PlanRows(op Op, rows int) (*Schedule, error) {
 		}
 		s.Dispatch.Shards = shards
 		s.Depth = 2 * max(len(shards), 1)
-	case len(l.devices) < 2 || rows <= 0 || !remoteViable(shards, master, s.Dispatch.Floor):
+	case len(l.devices) < 2 || rows <= 0 || !remoteViable(shards, s.Dispatch.Floor):
 		s.Dispatch.Mode = ModeMaster
 		s.Dispatch.Shards = []Shard{{Device: master, Start: 0, Stop: rows}}
 		s.Chunks = s.Dispatch.Shards
@@ -168,7 +168,7 @@ func (l *Layer) PlanRows(op Op, rows int) (*Schedule, error) {
 		size := fill(len(shards), remote)
 		masterSize := 0
 		for i, sh := range shards {
-			if sh.Device == master {
+			if sh.Replica == 0 {
 				size[i] = sh.Len() // the master runs its shard in one launch
 				masterSize = sh.Len()
 			}
@@ -222,7 +222,7 @@ func (l *Layer) PlanLanes(op Op, total, offset, count int) (*Schedule, error) {
 		return masterOnly(&base), nil // the master's backend refuses the offset itself
 	}
 	cands := LaneShards(l.devices, w, begin, n)
-	force := op.ZeroOffsetOnly || !remoteViable(cands, master, floor)
+	force := op.ZeroOffsetOnly || !remoteViable(cands, floor)
 	req := ChunkRequest{Operation: op.Key, Rows: n, RowBytes: op.RowBytes, ChunkRays: l.opts.ChunkRays,
 		Budget: l.opts.MemoryBudgetBytes, Resident: 1}
 	if req.Budget > 0 {

@@ -39,7 +39,7 @@ func Example() {
 	fmt.Println(hits.Len(), rec.Mode, rec.Shards)
 	fmt.Println(plan.Source, plan.ChunkRays, plan.MasterChunkRays, plan.ChunkCount, *plan.MeasuredRowBytes)
 	// Output:
-	// 1000 pipelined [{0 0 500} {1 500 1000}]
+	// 1000 pipelined [{0 0 0 500} {1 1 500 1000}]
 	// pipeline 125 500 5 76
 }
 
@@ -65,8 +65,8 @@ func ExampleRowShards() {
 	fmt.Println(shard.RowShards([]int{0, 1}, []float64{9, 1}, 33))
 	fmt.Println(shard.LaneShards([]int{0, 1}, []float64{3, 1}, 0, 100))
 	// Output:
-	// [{0 0 29} {1 29 33}]
-	// [{0 0 64} {1 64 100}]
+	// [{0 0 0 29} {1 1 29 33}]
+	// [{0 0 0 64} {1 1 64 100}]
 }
 
 // Stream a batch through a typed offload hook: chunks arrive in issue

@@ -8,40 +8,40 @@ import (
 	"slices"
 )
 
-// call is the per-call state shared by both executors: the replicas by
-// device, which devices were entered, and the exit edge.
+// call is the per-call state shared by both executors: the replicas in
+// layer order (a Shard's Replica indexes them), which were entered, and the
+// exit edge.
 type call struct {
 	l       *Layer
 	op      Op
-	reps    map[int]Replica
+	reps    []Replica
 	master  Replica
 	entry   Event
 	entered []Replica
 }
 
 func (l *Layer) newCall(op Op, reps []Replica) *call {
-	c := &call{l: l, op: op, reps: make(map[int]Replica, len(reps)), master: reps[0]}
-	for _, r := range reps {
-		c.reps[r.Device()] = r
-	}
-	return c
+	return &call{l: l, op: op, reps: reps, master: reps[0]}
 }
 
 func (c *call) fail(r Replica, stage string, lo, hi int, err error) error {
 	return &ReplicaError{Device: r.Device(), Stage: stage, Operation: c.op.Key, Start: lo, Stop: hi, Err: err}
 }
 
-// enter starts the call on device d (the master first) and returns its
-// replica.
-func (c *call) enter(d int) (Replica, error) {
-	r := c.reps[d]
+// enter starts the call on replica i (the master, 0, first) and returns
+// it.
+func (c *call) enter(i int) (Replica, error) {
+	if i < 0 || i >= len(c.reps) {
+		return nil, fmt.Errorf("shard: %s: no replica %d of %d", c.op.Key, i, len(c.reps))
+	}
+	r := c.reps[i]
 	for _, e := range c.entered {
 		if e == r {
 			return r, nil
 		}
 	}
 	if r != c.master && len(c.entered) == 0 {
-		if _, err := c.enter(c.master.Device()); err != nil {
+		if _, err := c.enter(0); err != nil {
 			return nil, err
 		}
 	}
@@ -151,7 +151,7 @@ func (r *rowRun[R]) run(ctx context.Context) (res R, err error) {
 			f.release()
 		}
 	}()
-	if _, err := r.enter(r.master.Device()); err != nil {
+	if _, err := r.enter(0); err != nil {
 		return res, err
 	}
 	chunks := r.s.Chunks
@@ -204,7 +204,7 @@ func (r *rowRun[R]) run(ctx context.Context) (res R, err error) {
 
 // scatter enters the chunk's device and enqueues the copy of its rows.
 func (r *rowRun[R]) scatter(c Shard) (*flight, error) {
-	rep, err := r.enter(c.Device)
+	rep, err := r.enter(c.Replica)
 	if err != nil {
 		return nil, err
 	}

@@ -50,26 +50,26 @@ type laneRun[R any] struct {
 	t        LaneTask[R]
 	s        *Schedule
 	held     []Payload
-	inputs   map[int]Payload
+	inputs   map[int]Payload // by replica index
 	inputEv  map[int]Event
 	partial  map[int]Payload
 	partEv   map[int]Event
-	order    []int
+	order    []int // replica indices in layer order
 	released bool
 }
 
 func (r *laneRun[R]) run(ctx context.Context) (res R, err error) {
 	defer r.release()
-	if _, err := r.enter(r.master.Device()); err != nil {
+	if _, err := r.enter(0); err != nil {
 		return res, err
 	}
 	r.inputs, r.inputEv = map[int]Payload{}, map[int]Event{}
 	r.partial, r.partEv = map[int]Payload{}, map[int]Event{}
 	for _, sh := range r.s.Dispatch.Shards {
-		if _, ok := r.inputs[sh.Device]; ok {
+		if _, ok := r.inputs[sh.Replica]; ok {
 			continue
 		}
-		rep, err := r.enter(sh.Device)
+		rep, err := r.enter(sh.Replica)
 		if err != nil {
 			return res, err
 		}
@@ -77,20 +77,20 @@ func (r *laneRun[R]) run(ctx context.Context) (res R, err error) {
 		if err != nil {
 			return res, r.fail(rep, "replicate", sh.Start, sh.Stop, err)
 		}
-		r.inputs[sh.Device], r.inputEv[sh.Device] = in, ev
+		r.inputs[sh.Replica], r.inputEv[sh.Replica] = in, ev
 		r.held = append(r.held, in)
-		r.order = append(r.order, sh.Device)
+		r.order = append(r.order, sh.Replica)
 	}
 	for i, c := range r.s.Chunks {
 		if err := cancelled(ctx, r.op.Key, i, len(r.s.Chunks)); err != nil {
 			return res, err
 		}
-		rep := r.reps[c.Device]
-		out, ev, err := rep.Launch(r.t, r.inputs[c.Device], c.Start, c.Stop, r.inputEv[c.Device])
+		rep := r.reps[c.Replica]
+		out, ev, err := rep.Launch(r.t, r.inputs[c.Replica], c.Start, c.Stop, r.inputEv[c.Replica])
 		if err != nil {
 			return res, r.fail(rep, "launch", c.Start, c.Stop, err)
 		}
-		acc, aev, err := rep.Fold(r.t, r.partial[c.Device], r.partEv[c.Device], out, ev)
+		acc, aev, err := rep.Fold(r.t, r.partial[c.Replica], r.partEv[c.Replica], out, ev)
 		if err != nil {
 			out.Release()
 			return res, r.fail(rep, "fold", c.Start, c.Stop, err)
@@ -98,17 +98,17 @@ func (r *laneRun[R]) run(ctx context.Context) (res R, err error) {
 		if acc != out {
 			out.Release()
 		}
-		if r.partial[c.Device] == nil {
+		if r.partial[c.Replica] == nil {
 			r.held = append(r.held, acc)
 		}
-		r.partial[c.Device], r.partEv[c.Device] = acc, aev
+		r.partial[c.Replica], r.partEv[c.Replica] = acc, aev
 	}
 	if err := cancelled(ctx, r.op.Key, len(r.s.Chunks), len(r.s.Chunks)); err != nil {
 		return res, err
 	}
 	var total Payload
 	var tev Event
-	for _, d := range r.order { // device order: the merge order is fixed
+	for _, d := range r.order { // replica (device) order: the merge order is fixed
 		rep := r.reps[d]
 		g, gev, err := rep.Gather(r.t, r.partial[d], r.partEv[d])
 		if err != nil {

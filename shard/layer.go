@@ -53,7 +53,7 @@ func Plan(devices []int, topo Topology, o Options) (*Layer, error) {
 		}
 		return nil, ErrOptionsWithoutDevices
 	}
-	if err := checkDevices(devices, topo); err != nil {
+	if err := checkDevices(devices, topo, o.AllowSameDevice); err != nil {
 		return nil, err
 	}
 	norm, err := o.normalize(len(devices))
@@ -269,21 +269,19 @@ func (l *Layer) Replicas() ([]Replica, error) {
 	return append([]Replica(nil), reps...), nil
 }
 
-// Borrow is a Builder that hands out reps (one per device, as Replicas
+// Borrow is a Builder that hands out reps (one per slot, as Replicas
 // returns them) without building anything; the layer built from it leaves
 // their Close to their owner. It serves a second layer planned over the same
 // devices with other options, such as a calibration layer with a lower floor.
 func Borrow(reps []Replica) Builder {
-	return func(ctx context.Context, device int) (Replica, error) {
+	return func(ctx context.Context, slot Slot) (Replica, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, r := range reps {
-			if r.Device() == device {
-				return borrowed{r}, nil
-			}
+		if slot.Index < 0 || slot.Index >= len(reps) || reps[slot.Index].Device() != slot.Device {
+			return nil, fmt.Errorf("shard: no borrowed replica for slot %d on device %d", slot.Index, slot.Device)
 		}
-		return nil, fmt.Errorf("shard: no borrowed replica on device %d", device)
+		return borrowed{reps[slot.Index]}, nil
 	}
 }
 

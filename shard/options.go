@@ -52,6 +52,13 @@ type Options struct {
 	// AllowHeterogeneous accepts devices of different models or compute
 	// capabilities; there is then no cross-device bitwise guarantee.
 	AllowHeterogeneous bool
+	// AllowSameDevice accepts a device list that names a device more than
+	// once (WithDevices(0, 0)): each position gets its own replica, with
+	// its own streams and structures, and every position but the master's
+	// is driven as a remote (scatter, launch, gather, fold), so the whole
+	// replicated path runs on one GPU. It is meant for tests and diagnosis:
+	// it measures the layer's fixed cost, never a speedup.
+	AllowSameDevice bool
 	// SkipWarmUp asks the replica builder to skip the per-device warm-up
 	// it otherwise runs at every build; the layer only carries it.
 	SkipWarmUp bool
@@ -101,7 +108,7 @@ func OffloadAs[T any](hook func(startRow int, chunk T) error) func(int, any) err
 
 // isZero reports whether no field is set.
 func (o *Options) isZero() bool {
-	return o.Weights == nil && o.OperationWeights == nil && !o.AllowNoPeerAccess && !o.AllowHeterogeneous &&
+	return o.Weights == nil && o.OperationWeights == nil && !o.AllowNoPeerAccess && !o.AllowHeterogeneous && !o.AllowSameDevice &&
 		!o.SkipWarmUp && o.ChunkRays == 0 && o.MemoryBudgetBytes == 0 && o.Offload == nil &&
 		!o.DisablePipeline && o.PipelineChunksPerDevice == 0 && o.MinRaysPerDevice == 0 && o.MinLanesPerDevice == 0
 }

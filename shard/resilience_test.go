@@ -132,7 +132,7 @@ func TestBuildFailures(t *testing.T) {
 	// A builder that returns the wrong device is refused too.
 	err = l.Build(context.Background(), c.Builder(0, fixtureMeshes()))
 	require.NoError(t, err)
-	err = l.Build(context.Background(), func(ctx context.Context, d int) (shard.Replica, error) {
+	err = l.Build(context.Background(), func(ctx context.Context, _ shard.Slot) (shard.Replica, error) {
 		return c.NewReplica(0, true, fixtureMeshes())
 	})
 	require.ErrorContains(t, err, "builder returned the replica of cuda:0")

@@ -49,7 +49,7 @@ func (l *Layer) replicatedBytes(t interface {
 	l.mu.Unlock()
 	op := t.Op()
 	cands := LaneShards(l.devices, w, begin, n)
-	if op.ZeroOffsetOnly || !remoteViable(cands, l.devices[0], l.opts.MinLanesPerDevice+op.LaneFloorExtra) {
+	if op.ZeroOffsetOnly || !remoteViable(cands, l.opts.MinLanesPerDevice+op.LaneFloorExtra) {
 		return 0
 	}
 	return bytes
@@ -133,7 +133,7 @@ func (l *Layer) planReflections(t *AccumulateReflections, n int) (*Schedule, *Ac
 		return masterOnly()
 	}
 	cands := LaneShards(l.devices, w, 0, n)
-	force := !remoteViable(cands, master, s.Dispatch.Floor)
+	force := !remoteViable(cands, s.Dispatch.Floor)
 	explicit := l.opts.ChunkRays > 0 || l.opts.MemoryBudgetBytes > 0
 	if force && !explicit {
 		return masterOnly()
@@ -144,7 +144,7 @@ func (l *Layer) planReflections(t *AccumulateReflections, n int) (*Schedule, *Ac
 	}
 	c.Options.AccumulationStrategy = PinReflectionStrategy(n, c.MaxBounces, c.Grid.Cells(), c.Options)
 	c.staged = c.Options.AccumulationStrategy == reflStrategyStaged
-	c.remote = slices.ContainsFunc(shards, func(sh Shard) bool { return sh.Device != master })
+	c.remote = slices.ContainsFunc(shards, func(sh Shard) bool { return sh.Replica != 0 })
 	op := c.Op()
 	req := ChunkRequest{Operation: op.Key, Rows: n, RowBytes: op.RowBytes, ChunkRays: l.opts.ChunkRays,
 		Budget: l.opts.MemoryBudgetBytes, Resident: 1}
@@ -221,7 +221,7 @@ func (l *Layer) planPaths(txs, lanesPerTx int) (*Schedule, error) {
 	viable := txs > 0 && lanesPerTx > 0 && len(l.devices) > 1
 	remotes := 0
 	for _, sh := range shards {
-		if sh.Device != master {
+		if sh.Replica != 0 {
 			remotes++
 			viable = viable && int64(sh.Len())*int64(lanesPerTx) >= int64(l.opts.MinRaysPerDevice)
 		}

@@ -161,7 +161,7 @@ func TestRFSourceLaneRowLaw(t *testing.T) {
 		require.Equal(t, int32(g/M%R), got.RxID[g], "row %d", g)
 	}
 	require.Equal(t, got.Count, valid)
-	require.Equal(t, []shard.Shard{{Device: 0, Start: 0, Stop: 2}, {Device: 1, Start: 2, Stop: 5}}, l.LastDispatch().Shards)
+	require.Equal(t, []shard.Shard{{Device: 0, Start: 0, Stop: 2}, {Device: 1, Replica: 1, Start: 2, Stop: 5}}, l.LastDispatch().Shards)
 }
 
 // test_small_grid_reduce_window_runs_on_the_master, the reflection floor

@@ -1,11 +1,15 @@
 package shard
 
 // Shard is the contiguous range [Start, Stop) of rows (or lanes) that one
-// device runs.
+// replica runs. Replica is the replica's position in the layer's device
+// list (0: the master); Device is its device ordinal. They differ only in
+// meaning unless the layer holds several replicas on one device
+// (Options.AllowSameDevice), where Replica tells them apart.
 type Shard struct {
-	Device int `json:"device"`
-	Start  int `json:"start"`
-	Stop   int `json:"stop"`
+	Device  int `json:"device"`
+	Replica int `json:"replica"`
+	Start   int `json:"start"`
+	Stop    int `json:"stop"`
 }
 
 // Len is Stop − Start.
@@ -44,7 +48,7 @@ func RowShards(devices []int, weights []float64, total int) []Shard {
 			stop = int(float64(total) * carried / sum)
 		}
 		if stop > start {
-			out = append(out, Shard{Device: d, Start: start, Stop: stop})
+			out = append(out, Shard{Device: d, Replica: i, Start: start, Stop: stop})
 		}
 		start = max(start, stop)
 	}
@@ -80,7 +84,7 @@ func LaneShards(devices []int, weights []float64, begin, count int) []Shard {
 			}
 		}
 		if stop > start {
-			out = append(out, Shard{Device: d, Start: begin + start, Stop: begin + stop})
+			out = append(out, Shard{Device: d, Replica: i, Start: begin + start, Stop: begin + stop})
 		}
 		start = max(start, stop)
 	}
@@ -97,10 +101,10 @@ func Floor(minRows, transferRowBytes int) int {
 
 // remoteViable reports whether every remote shard reaches floor and at least
 // one exists (a master-only split is not viable).
-func remoteViable(shards []Shard, master, floor int) bool {
+func remoteViable(shards []Shard, floor int) bool {
 	remote := 0
 	for _, s := range shards {
-		if s.Device == master {
+		if s.Replica == 0 {
 			continue
 		}
 		remote++

@@ -9,7 +9,8 @@ import (
 	"github.com/rayd-go/rayd/shard"
 )
 
-func sh(d, lo, hi int) shard.Shard { return shard.Shard{Device: d, Start: lo, Stop: hi} }
+// sh is a shard of device d at replica index d (layers over devices 0, 1, …).
+func sh(d, lo, hi int) shard.Shard { return shard.Shard{Device: d, Replica: d, Start: lo, Stop: hi} }
 
 // §4.2 examples (test_every_covered_op_matches_single_device_at_several_weightings
 // checks the same shards through the executor).
@@ -24,7 +25,8 @@ func TestRowShardExamples(t *testing.T) {
 	require.Equal(t, []shard.Shard{sh(0, 0, 91), sh(1, 91, 100)}, shard.RowShards(two, []float64{91, 9}, 100))
 	require.Empty(t, shard.RowShards(two, nil, 0))
 	// Device order, not ordinal order.
-	require.Equal(t, []shard.Shard{sh(3, 0, 2), sh(1, 2, 4), sh(0, 4, 7)}, shard.RowShards([]int{3, 1, 0}, nil, 7))
+	require.Equal(t, []shard.Shard{{Device: 3, Replica: 0, Start: 0, Stop: 2}, {Device: 1, Replica: 1, Start: 2, Stop: 4}, {Device: 0, Replica: 2, Start: 4, Stop: 7}},
+		shard.RowShards([]int{3, 1, 0}, nil, 7))
 	// float64 truncation: 3 equal devices over 10 rows → 3, 6, 10.
 	require.Equal(t, []shard.Shard{sh(0, 0, 3), sh(1, 3, 6), sh(2, 6, 10)}, shard.RowShards([]int{0, 1, 2}, nil, 10))
 }

@@ -54,8 +54,9 @@ func (uniform) CanAccessPeer(_, _ int) bool { return true }
 func (uniform) Identity(int) Identity       { return Identity{Name: "uniform", Major: 0, Minor: 0} }
 
 // checkDevices validates the device list against the topology, in the
-// spec's order: empty, duplicates, no device visible, out of range.
-func checkDevices(devices []int, topo Topology) error {
+// spec's order: empty, duplicates (unless sameDevice), no device visible,
+// out of range.
+func checkDevices(devices []int, topo Topology, sameDevice bool) error {
 	if len(devices) == 0 {
 		return &DeviceError{Reason: "needs at least one device"}
 	}
@@ -67,7 +68,7 @@ func checkDevices(devices []int, topo Topology) error {
 		}
 		seen[d] = true
 	}
-	if len(dup) > 0 {
+	if len(dup) > 0 && !sameDevice {
 		slices.Sort(dup)
 		return &DeviceError{Devices: dup, Reason: "duplicate devices"}
 	}
@@ -100,6 +101,9 @@ func checkTopology(devices []int, topo Topology, o *Options) error {
 	if !o.AllowNoPeerAccess {
 		var missing []int
 		for _, r := range devices[1:] {
+			if r == master || slices.Contains(missing, r) {
+				continue // a replica on the master's own device needs no peer access
+			}
 			if !topo.CanAccessPeer(master, r) || !topo.CanAccessPeer(r, master) {
 				missing = append(missing, r)
 			}

@@ -23,7 +23,7 @@ func TestOperationWeightsAreIsolated(t *testing.T) {
 		require.Equal(t, shard.ModeMaster, s.Dispatch.Mode)
 		s, err = l.PlanRows(shard.VisibleOp(), 100)
 		require.NoError(t, err)
-		require.Equal(t, []shard.Shard{{Device: 0, Start: 0, Stop: 25}, {Device: 1, Start: 25, Stop: 100}}, s.Dispatch.Shards)
+		require.Equal(t, []shard.Shard{{Device: 0, Start: 0, Stop: 25}, {Device: 1, Replica: 1, Start: 25, Stop: 100}}, s.Dispatch.Shards)
 		w, err := l.WeightsFor("nearest_edge")
 		require.NoError(t, err)
 		require.Equal(t, []float64{1, 1}, w)

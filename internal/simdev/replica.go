@@ -37,10 +37,12 @@ type Replica struct {
 }
 
 // Builder returns a shard.Builder that builds meshes on each device of the
-// cluster; master is the layer's master device.
+// cluster; master is the layer's master device. The replica of the layer's
+// first slot is the master; a later slot on the master's device (a
+// same-device layer) is a remote like any other.
 func (c *Cluster) Builder(master int, meshes []geom.Mesh) shard.Builder {
-	return func(_ context.Context, device int) (shard.Replica, error) {
-		return c.NewReplica(device, device == master, meshes)
+	return func(_ context.Context, slot shard.Slot) (shard.Replica, error) {
+		return c.NewReplica(slot.Device, slot.Master(), meshes)
 	}
 }
 
