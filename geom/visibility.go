@@ -1,10 +1,5 @@
 package geom
 
-import (
-	"fmt"
-	"math"
-)
-
 // SegmentBlockers answers the segment query behind the visibility variants
 // of spec §4.2: for every segment start→end (3 values per row), the global
 // prim id of its closest blocker under the segment rule of spec §4.1 that
@@ -46,45 +41,19 @@ func on(active []bool, i int) bool { return len(active) == 0 || active[i] }
 // (ignore holds K ids per row, −1 pads, or is empty). Inactive rows and
 // rows with a non-finite coordinate are false for both.
 func VisiblePair(start, endA, endB []float32, ignore []int32, active []bool, q SegmentBlockers) (a, b []bool, err error) {
-	n, err := CheckSegments(start, endA, active)
+	batch, err := PairSegments(start, endA, endB, ignore, active)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkLen("end_b", len(endB), n, 3, false); err != nil {
-		return nil, nil, err
-	}
-	k, err := ignoreWidth(ignore, n, 1)
+	blk, err := batch.Query(q, 0, batch.Rows)
 	if err != nil {
 		return nil, nil, err
 	}
-	ss, se := make([]float32, 6*n), make([]float32, 6*n)
-	act := make([]bool, 2*n)
-	var ign []int32
-	if k > 0 {
-		ign = make([]int32, 2*n*k)
-	}
-	for i := range n {
-		ok := on(active, i) && finiteRows(i, start, endA, endB)
-		for j, end := range [2][]float32{endA, endB} {
-			s := 2*i + j
-			copy(ss[3*s:3*s+3], start[3*i:3*i+3])
-			copy(se[3*s:3*s+3], end[3*i:3*i+3])
-			act[s] = ok
-			if k > 0 {
-				copy(ign[s*k:s*k+k], ignore[i*k:i*k+k])
-			}
-		}
-	}
-	blk, err := q(ss, se, act, ign, k)
+	r, err := PairFinish(batch, 0, batch.Rows, blk)
 	if err != nil {
 		return nil, nil, err
 	}
-	a, b = make([]bool, n), make([]bool, n)
-	for i := range n {
-		a[i] = act[2*i] && blk[2*i] < 0
-		b[i] = act[2*i+1] && blk[2*i+1] < 0
-	}
-	return a, b, nil
+	return r.A, r.B, nil
 }
 
 // EdgeSamples is the input of VisibleEdge: per row a source point and an
@@ -104,59 +73,15 @@ type EdgeSamples struct {
 // is visible from Source (float32 arithmetic, each operation rounded).
 // Inactive rows and rows with a non-finite input are false.
 func VisibleEdge(e EdgeSamples, q SegmentBlockers) ([]bool, error) {
-	n, err := CheckSegments(e.Source, e.Position, e.Active)
+	batch, err := EdgeSegments(e)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []struct {
-		f   string
-		got int
-		per int
-	}{{"edge_direction", len(e.Direction), 3}, {"edge_t_min", len(e.TMin), 1}, {"edge_t_max", len(e.TMax), 1}} {
-		if err := checkLen(c.f, c.got, n, c.per, false); err != nil {
-			return nil, err
-		}
-	}
-	fr := e.Fractions
-	if fr == nil {
-		fr = DefaultEdgeFractions
-	}
-	if len(fr) == 0 || len(fr) > MaxEdgeFractions {
-		return nil, &ArgumentError{Field: "sample_fractions", Reason: fmt.Sprintf("%d fractions (1 to %d)", len(fr), MaxEdgeFractions)}
-	}
-	for _, f := range fr {
-		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-			return nil, &ArgumentError{Field: "sample_fractions", Reason: "non-finite fraction"}
-		}
-	}
-	m := n * len(fr)
-	ss, se, act := make([]float32, 3*m), make([]float32, 3*m), make([]bool, m)
-	for i := range n {
-		t0, t1 := e.TMin[i], e.TMax[i]
-		ok := on(e.Active, i) && finiteRows(i, e.Source, e.Position, e.Direction) &&
-			!math.IsNaN(float64(t0)) && !math.IsInf(float64(t0), 0) && !math.IsNaN(float64(t1)) && !math.IsInf(float64(t1), 0)
-		span := max(t1-t0, 0)
-		for j, f := range fr {
-			s := i*len(fr) + j
-			act[s] = ok
-			t := t0 + float32(f*span)
-			for c := range 3 {
-				ss[3*s+c] = e.Source[3*i+c]
-				se[3*s+c] = e.Position[3*i+c] + float32(t*e.Direction[3*i+c])
-			}
-		}
-	}
-	blk, err := q(ss, se, act, nil, 0)
+	blk, err := batch.Query(q, 0, batch.Rows)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]bool, n)
-	for s, b := range blk {
-		if act[s] && b < 0 {
-			out[s/len(fr)] = true
-		}
-	}
-	return out, nil
+	return EdgeFinish(batch, 0, batch.Rows, blk)
 }
 
 // ChainVisibility is the record of VisibleChain: per row whether every
@@ -176,67 +101,13 @@ type ChainVisibility struct {
 // rows and rows with a non-finite point on a walked segment give (false,
 // −1, −1); a row with no segment is all visible.
 func VisibleChain(points []float32, p int, length []int32, ignore []int32, active []bool, q SegmentBlockers) (*ChainVisibility, error) {
-	if p < 2 {
-		return nil, &ArgumentError{Field: "points", Reason: fmt.Sprintf("%d points per chain (at least 2)", p)}
-	}
-	if len(points)%(3*p) != 0 {
-		return nil, &LengthError{Field: "points", Want: -1, Got: len(points), PerRow: 3 * p}
-	}
-	n := len(points) / (3 * p)
-	if err := checkLen("chain_length", len(length), n, 1, false); err != nil {
-		return nil, err
-	}
-	if err := checkLen("active", len(active), n, 1, true); err != nil {
-		return nil, err
-	}
-	k, err := ignoreWidth(ignore, n, p-1)
+	batch, err := ChainSegments(points, p, length, ignore, active)
 	if err != nil {
 		return nil, err
 	}
-	res := &ChainVisibility{AllVisible: make([]bool, n), FirstBlockedSegment: make([]int32, n), FirstBlockedPrim: make([]int32, n)}
-	var ss, se []float32
-	var ign []int32
-	var owner []int32 // row of each segment
-	var act []bool
-	for i := range n {
-		res.FirstBlockedSegment[i], res.FirstBlockedPrim[i] = InvalidID, InvalidID
-		segs := int(min(max(length[i], 0), int32(p-1)))
-		row := points[3*p*i : 3*p*(i+1)]
-		ok := on(active, i)
-		for j := 0; ok && j <= segs && segs > 0; j++ {
-			ok = finiteRows(j, row)
-		}
-		res.AllVisible[i] = ok
-		for j := 0; ok && j < segs; j++ {
-			ss = append(ss, row[3*j:3*j+3]...)
-			se = append(se, row[3*j+3:3*j+6]...)
-			act = append(act, true)
-			owner = append(owner, int32(i))
-			if k > 0 {
-				base := (i*(p-1) + j) * k
-				ign = append(ign, ignore[base:base+k]...)
-			}
-		}
-	}
-	if len(act) == 0 {
-		return res, nil
-	}
-	blk, err := q(ss, se, act, ign, k)
+	blk, err := batch.Query(q, 0, batch.Rows)
 	if err != nil {
 		return nil, err
 	}
-	seg := int32(0)
-	for s, b := range blk {
-		i := owner[s]
-		if s > 0 && owner[s-1] == i {
-			seg++
-		} else {
-			seg = 0
-		}
-		if b >= 0 && res.AllVisible[i] {
-			res.AllVisible[i] = false
-			res.FirstBlockedSegment[i], res.FirstBlockedPrim[i] = seg, b
-		}
-	}
-	return res, nil
+	return ChainFinish(batch, 0, batch.Rows, blk)
 }

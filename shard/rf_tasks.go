@@ -7,22 +7,6 @@ import (
 	"github.com/rayd-go/rayd/rf"
 )
 
-// Operation keys of the RF operations (spec §3.1).
-const (
-	// OpAccumDfrDirect is accum_dfr_direct, a grid_reduce operation over
-	// the D+K+X Monte-Carlo lanes.
-	OpAccumDfrDirect = "accum_dfr_direct"
-	// OpAccumDfrCoherentDirect is accum_dfr_coherent_direct, a grid_reduce
-	// operation over the S·C (state, cell) lanes.
-	OpAccumDfrCoherentDirect = "accum_dfr_coherent_direct"
-	// OpAccumulateReflections is accumulate_reflections, a grid_reduce
-	// operation over the rows of a ray batch.
-	OpAccumulateReflections = "accumulate_reflections"
-	// OpTraceDfrPaths is trace_dfr_paths, a source_lane operation over
-	// transmitter blocks.
-	OpTraceDfrPaths = "trace_dfr_paths"
-)
-
 // The dispatch modes of accumulate_reflections (Layer.LastDispatch): its
 // row windows are warp-aligned like lane windows but named after RayD's
 // batch executor.

@@ -41,9 +41,9 @@ const (
 // row of flags.RowBytes() output bytes (76 for geom.FlagsAll), or
 // "intersect_reduced" with 4 bytes for geom.FlagsNone; 24 input bytes.
 func IntersectOp(flags geom.Flags) Op {
-	key := "intersect_full"
+	key := OpIntersectFull
 	if flags&geom.FlagsAll == geom.FlagsNone {
-		key = "intersect_reduced"
+		key = OpIntersectReduced
 	}
 	row := flags.RowBytes()
 	return Op{Key: key, Class: PerRay, RowBytes: row, ResultRowBytes: row, TransferRowBytes: rayInBytes + row}
@@ -53,7 +53,7 @@ func IntersectOp(flags geom.Flags) Op {
 // key "trace_reflections:<b>", 71·b bytes of output and tape, 21·b of
 // output, 28 + 21·b transferred (memory cost 71·b + 28).
 func TraceReflectionsOp(b int) Op {
-	return Op{Key: "trace_reflections:" + strconv.Itoa(b), Class: PerRay,
+	return Op{Key: OpTraceReflections + ":" + strconv.Itoa(b), Class: PerRay,
 		RowBytes: (reflTapeBytes + reflOutBytes) * b, ResultRowBytes: reflOutBytes * b,
 		TransferRowBytes: rayTmaxInBytes + reflOutBytes*b}
 }
@@ -61,7 +61,7 @@ func TraceReflectionsOp(b int) Op {
 // VisibleOp is the byte model of visible: key "visible", 1 output byte,
 // 26 transferred.
 func VisibleOp() Op {
-	return Op{Key: "visible", Class: PerRay, RowBytes: 1, ResultRowBytes: 1, TransferRowBytes: 26}
+	return Op{Key: OpVisible, Class: PerRay, RowBytes: 1, ResultRowBytes: 1, TransferRowBytes: 26}
 }
 
 // Intersect is the host-path intersect task: rays with optional per-row
