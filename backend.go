@@ -1,7 +1,7 @@
 package rayd
 
 import (
-	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/launch"
 )
 
 // AutoBackend is the GPU backend BackendAuto picks for device ordinal.
@@ -16,11 +16,7 @@ import (
 // a measurement of ours. The check reads the compute capability only (no
 // OptiX context is created).
 func AutoBackend(ordinal int) Backend {
-	d, err := driver.DeviceGet(ordinal)
-	if err != nil {
-		return BackendCUDA
-	}
-	major, minor, err := d.ComputeCapability()
+	major, minor, err := launch.ComputeCapability(ordinal)
 	if err != nil {
 		return BackendCUDA
 	}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/rayd-go/rayd/calibrate"
-	"github.com/rayd-go/rayd/shard"
+	"github.com/rayd-go/rayd/internal/engine"
 )
 
 // CalibrationRecord is the outcome of Scene.Calibrate: per-device probe
@@ -48,30 +47,36 @@ type CalibrateOptions struct {
 // built-in probe on CUDA replicas keeps its rays resident on each device
 // for stage 1 and on the master for stage 2 and times with CUDA events.
 func (s *Scene) Calibrate(ctx context.Context, o CalibrateOptions) (*CalibrationRecord, error) {
-	if err := s.rlock(); err != nil {
+	if err := s.rlock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	if s.layer == nil || len(s.layer.Devices()) < 2 {
+	cal, ok := s.eng.Calibration()
+	if !ok {
 		return calibrate.Calibrate(ctx, nil, o.Probe, o.Options)
 	}
-	views := s.newViews()
-	defer views.close()
+	defer cal.Close()
 	probe := o.Probe
-	if p, ok := probe.(*sceneProbe); ok && p.s != s {
-		return nil, fmt.Errorf("%w: the probe was made by another scene", ErrInvalidArgument)
-	}
-	if probe == nil {
-		bp, err := s.builtinProbe(views, o.Options)
+	switch p := probe.(type) {
+	case nil:
+		rows := o.Rows
+		if rows <= 0 {
+			rows = calibrate.DefaultRows
+		}
+		first := Mesh{Vertices: s.tables.Vertices[:3*s.tables.MeshVertexCount(0)]}
+		org, dir := calibrate.DefaultRays(first, rows)
+		bp, err := cal.BuiltinProbe(o.Options, engine.Rays{Origins: org, Directions: dir})
 		if err != nil {
 			return nil, err
 		}
-		defer bp.close()
-		probe = calibrate.BuiltIn(bp)
-	} else if p, ok := probe.(*sceneProbe); ok {
-		probe = p.bind(views)
+		probe = bp
+	case *sceneProbe:
+		if p.s != s {
+			return nil, fmt.Errorf("%w: the probe was made by another scene", ErrInvalidArgument)
+		}
+		probe = p.bind(&views{s: s, cal: cal, byKey: map[string]*Scene{}})
 	}
-	rec, err := calibrate.Calibrate(ctx, s.layer, probe, o.Options)
+	rec, err := calibrate.Calibrate(ctx, cal.Layer(), probe, o.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +101,8 @@ func (s *Scene) LastCalibration() *CalibrationRecord {
 // the rung's weights. Each call is timed from a synchronized start to its
 // return (CUDA events on the master when the scene has CUDA replicas, the
 // host clock otherwise). Pass it in CalibrateOptions.Probe with the
-// Operation it measures.
+// Operation it measures (for example "nearest_edge" for a probe that runs
+// NearestEdge).
 func (s *Scene) NewProbe(run func(ctx context.Context, on *Scene) error) Probe {
 	return &sceneProbe{s: s, run: run}
 }
@@ -116,10 +122,13 @@ func (p *sceneProbe) TimeReplica(ctx context.Context, device int) (time.Duration
 	if p.views == nil {
 		return 0, fmt.Errorf("%w: a scene probe runs inside Scene.Calibrate only", ErrInvalidArgument)
 	}
-	w, err := p.views.oneHot(device)
-	if err != nil {
-		return 0, err
+	devs := p.s.eng.Devices()
+	i := slices.Index(devs, device)
+	if i < 0 {
+		return 0, fmt.Errorf("%w: device %d is not one of the scene's %v", ErrInvalidArgument, device, devs)
 	}
+	w := make([]float64, len(devs))
+	w[i] = 1
 	return p.timeOn(ctx, w)
 }
 
@@ -136,83 +145,40 @@ func (p *sceneProbe) timeOn(ctx context.Context, weights []float64) (time.Durati
 	if err != nil {
 		return 0, err
 	}
-	return p.views.timer.time(func() error { return p.run(ctx, v) })
+	return p.views.cal.Time(func() error { return p.run(ctx, v) })
 }
 
-// views are scenes over the scene's own replicas, one per weight vector,
-// planned with the scene's options but a row floor of 1 and those weights
-// for every operation. They live for one calibration.
+// views are scenes over the engine's calibration views (engines over the
+// scene's own replicas at given weights); they live for one calibration
+// and share the scene's tables and edge table.
 type views struct {
 	s     *Scene
-	timer *callTimer
+	cal   engine.Calibration
 	mu    sync.Mutex
 	byKey map[string]*Scene
 }
 
-func (s *Scene) newViews() *views {
-	return &views{s: s, timer: s.newCallTimer(), byKey: map[string]*Scene{}}
-}
-
-// oneHot is the weight vector that runs everything on device.
-func (v *views) oneHot(device int) ([]float64, error) {
-	devs := v.s.layer.Devices()
-	i := slices.Index(devs, device)
-	if i < 0 {
-		return nil, fmt.Errorf("%w: device %d is not one of the scene's %v", ErrInvalidArgument, device, devs)
-	}
-	w := make([]float64, len(devs))
-	w[i] = 1
-	return w, nil
-}
-
-// at returns the view dispatching at weights, planning it on first use.
+// at returns the view scene dispatching at weights.
 func (v *views) at(ctx context.Context, weights []float64) (*Scene, error) {
-	key := weightKey(weights)
+	key := fmt.Sprint(weights)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if sc, ok := v.byKey[key]; ok {
 		return sc, nil
 	}
-	le, ok := v.s.eng.(*layerEngine)
-	if !ok || le.topo == nil {
-		return nil, fmt.Errorf("%w: the scene has no replica topology to calibrate on", ErrMultiDeviceUnavailable)
-	}
-	reps, err := v.s.layer.Replicas()
+	e, err := v.cal.View(ctx, weights)
 	if err != nil {
 		return nil, err
 	}
-	o := v.s.layer.Options()
-	o.Weights, o.OperationWeights = slices.Clone(weights), nil
-	o.MinRaysPerDevice, o.SkipWarmUp = 1, true
-	l, err := shard.Plan(v.s.layer.Devices(), le.topo, o)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.Build(ctx, shard.Borrow(reps)); err != nil {
-		_ = l.Close()
-		return nil, err
-	}
-	sc := &Scene{tables: v.s.tables, backend: v.s.backend, device: v.s.device, log: v.s.log,
-		layer: l, eng: &layerEngine{l: l, dev: le.dev, topo: le.topo, streams: make(chan *masterSlot, streamSlots)}}
+	sc := &Scene{tables: v.s.tables, backend: v.s.backend, device: v.s.device, log: v.s.log, eng: viewEngine{e},
+		edges: v.s.edgeScene(), edgeGen: v.s.edgeGen}
+	sc.edgeOnce.Do(func() {})
 	v.byKey[key] = sc
 	return sc, nil
 }
 
-// close closes every view (the borrowed replicas stay open).
-func (v *views) close() {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for _, sc := range v.byKey {
-		_ = sc.Close()
-	}
-	v.byKey = nil
-	_ = v.timer.close()
-}
+// viewEngine is a calibration view: the calibration closes it, so the view
+// scene's Close does not.
+type viewEngine struct{ engine.Engine }
 
-func weightKey(w []float64) string {
-	parts := make([]string, len(w))
-	for i, x := range w {
-		parts[i] = fmt.Sprintf("%x", x)
-	}
-	return strings.Join(parts, ",")
-}
+func (viewEngine) Close() error { return nil }

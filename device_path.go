@@ -2,18 +2,19 @@ package rayd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/engine"
+	"github.com/rayd-go/rayd/internal/engine/cuda"
 	"github.com/rayd-go/rayd/launch"
-	"github.com/rayd-go/rayd/replica"
-	"github.com/rayd-go/rayd/shard"
 )
 
 // Buffer is typed device memory (see package launch).
 type Buffer[T launch.Elem] = launch.Buffer[T]
+
+// Stream is a non-blocking CUDA stream (see package launch).
+type Stream = launch.Stream
 
 // DeviceRays is a device-resident ray batch: Origins and Directions hold 3N
 // float32; TMax (N) and Active (N bytes, non-zero = active) may be nil.
@@ -33,14 +34,34 @@ type DeviceHits struct {
 	ShapeID, PrimID, LocalPrimID, GlobalPrimID *Buffer[int32]
 }
 
-// Close frees the buffers of r. Idempotent.
-func (r *DeviceRays) Close() error {
-	return closeAll(r.Origins, r.Directions, r.TMax, r.Active)
+// DeviceReflections is a device-resident trace_reflections record for N rows
+// and Bounces slots per row (slot i·Bounces+b). ImageSources may be nil.
+type DeviceReflections struct {
+	N, Bounces   int
+	Valid        *Buffer[uint8]
+	T            *Buffer[float32]
+	PrimIDs      *Buffer[int32]
+	ImageSources *Buffer[float32]
 }
+
+// Close frees the buffers of r. Idempotent.
+func (r *DeviceRays) Close() error { return closeAll(r.Origins, r.Directions, r.TMax, r.Active) }
 
 // Close frees the buffers of h. Idempotent.
 func (h *DeviceHits) Close() error {
 	return closeAll(h.T, h.P, h.Normal, h.GeoN, h.UV, h.Bary, h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID)
+}
+
+// Close frees the buffers. Idempotent.
+func (r *DeviceReflections) Close() error { return closeAll(r.Valid, r.T, r.PrimIDs, r.ImageSources) }
+
+func (r *DeviceRays) engine() engine.DeviceRays {
+	return engine.DeviceRays{Origins: r.Origins, Directions: r.Directions, TMax: r.TMax, Active: r.Active, N: r.N}
+}
+
+func (h *DeviceHits) engine() engine.DeviceHits {
+	return engine.DeviceHits{T: h.T, P: h.P, Normal: h.Normal, GeoN: h.GeoN, UV: h.UV, Bary: h.Bary,
+		ShapeID: h.ShapeID, PrimID: h.PrimID, LocalPrimID: h.LocalPrimID, GlobalPrimID: h.GlobalPrimID}
 }
 
 type closer interface{ Close() error }
@@ -57,195 +78,162 @@ func closeAll(cs ...closer) error {
 	return first
 }
 
-func (s *Scene) cuda() (*cudaEngine, error) {
-	e, ok := s.eng.(*cudaEngine)
-	if !ok {
-		return nil, fmt.Errorf("%w: device buffers need a single-device CUDA scene (this scene runs on %s)", ErrBackendUnavailable, s.describe())
-	}
-	return e, nil
-}
-
-// fastDevice is the device whose buffers the device fast paths take: the
-// CUDA engine's device, or the master of a replicated scene on CUDA replicas.
-func (s *Scene) fastDevice() (*launch.Device, error) {
-	switch e := s.eng.(type) {
-	case *cudaEngine:
-		return e.dev, nil
-	case *layerEngine:
-		if e.dev != nil {
-			return e.dev, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: device buffers need the CUDA backend (this scene runs on %s)", ErrBackendUnavailable, s.describe())
-}
-
-// describe names where the scene runs, for error messages.
-func (s *Scene) describe() string {
-	if s.layer != nil {
-		return fmt.Sprintf("replicated devices %v", s.layer.Devices())
-	}
-	return string(s.backend)
-}
-
-// uploadStream is a stream of the fast device to upload on, and its release.
-func (s *Scene) uploadStream(ctx context.Context) (*launch.Stream, func(), error) {
-	if e, ok := s.eng.(*cudaEngine); ok {
-		sl, err := e.acquire(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		return sl.s, func() { e.release(sl) }, nil
-	}
-	le, ok := s.eng.(*layerEngine)
-	if !ok {
-		return nil, nil, fmt.Errorf("%w: no device to upload to", ErrBackendUnavailable)
-	}
-	m, err := le.acquireStream(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m.st, func() { le.releaseStream(m) }, nil
-}
-
-// UploadRays copies a host batch to new device buffers on the scene's device.
+// UploadRays copies a host batch to new device buffers on the scene's device
+// (the master's on a replicated scene).
 func (s *Scene) UploadRays(ctx context.Context, r Rays) (*DeviceRays, error) {
-	if err := s.rlock(); err != nil {
+	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
+		return nil, err
+	}
+	if err := s.rlock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	dev, err := s.fastDevice()
+	dev, err := s.eng.FastDevice()
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHostRays(r); err != nil {
-		return nil, err
-	}
-	st, release, err := s.uploadStream(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	n := r.Len()
 	dr := &DeviceRays{N: n}
-	fail := func(err error) (*DeviceRays, error) { _ = dr.Close(); return nil, err }
-	if dr.Origins, err = launch.Alloc[float32](dev, 3*n); err != nil {
-		return fail(err)
-	}
-	if dr.Directions, err = launch.Alloc[float32](dev, 3*n); err != nil {
-		return fail(err)
-	}
-	if err := dr.Origins.Upload(st, r.Origins); err != nil {
-		return fail(err)
-	}
-	if err := dr.Directions.Upload(st, r.Directions); err != nil {
-		return fail(err)
-	}
+	a := allocator{dev: dev}
+	dr.Origins, dr.Directions = allocF32(&a, 3*n), allocF32(&a, 3*n)
 	if len(r.TMax) > 0 {
-		if dr.TMax, err = launch.Alloc[float32](dev, n); err != nil {
-			return fail(err)
-		}
-		if err := dr.TMax.Upload(st, r.TMax); err != nil {
-			return fail(err)
-		}
+		dr.TMax = allocF32(&a, n)
 	}
 	if len(r.Active) > 0 {
-		if dr.Active, err = launch.Alloc[uint8](dev, n); err != nil {
-			return fail(err)
-		}
-		if err := dr.Active.Upload(st, boolsToBytes(r.Active)); err != nil {
-			return fail(err)
+		dr.Active = allocU8(&a, n)
+	}
+	err = a.err
+	if err == nil {
+		err = s.eng.WithStream(ctx, func(st *launch.Stream) error {
+			return firstErr(dr.Origins.Upload(st, r.Origins), dr.Directions.Upload(st, r.Directions),
+				uploadOpt(st, dr.TMax, r.TMax), uploadOpt(st, dr.Active, cuda.BoolsToBytes(r.Active)))
+		})
+	}
+	if err != nil {
+		_ = dr.Close()
+		return nil, err
+	}
+	return dr, nil
+}
+
+func uploadOpt[T launch.Elem](st *launch.Stream, b *Buffer[T], v []T) error {
+	if b == nil {
+		return nil
+	}
+	return b.Upload(st, v)
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return dr, st.Synchronize()
+	return nil
 }
+
+// allocator allocates buffers on dev and keeps the first error (later
+// allocations return nil).
+type allocator struct {
+	dev *launch.Device
+	err error
+}
+
+func alloc[T launch.Elem](a *allocator, n int) *Buffer[T] {
+	if a.err != nil {
+		return nil
+	}
+	b, err := launch.Alloc[T](a.dev, n)
+	a.err = err
+	return b
+}
+
+func allocF32(a *allocator, n int) *Buffer[float32] { return alloc[float32](a, n) }
+func allocI32(a *allocator, n int) *Buffer[int32]   { return alloc[int32](a, n) }
+func allocU8(a *allocator, n int) *Buffer[uint8]    { return alloc[uint8](a, n) }
 
 // AllocHits allocates a device record for n rows with the fields flags selects.
 func (s *Scene) AllocHits(n int, flags Flags) (*DeviceHits, error) {
-	if err := s.rlock(); err != nil {
-		return nil, err
+	if n < 0 || !flags.Valid() {
+		return nil, fmt.Errorf("%w: AllocHits(%d, %v)", ErrInvalidArgument, n, flags)
 	}
-	defer s.mu.RUnlock()
 	dev, err := s.fastDevice()
 	if err != nil {
 		return nil, err
 	}
-	if n < 0 || !flags.Valid() {
-		return nil, fmt.Errorf("%w: AllocHits(%d, %v)", ErrInvalidArgument, n, flags)
-	}
-	return allocHits(dev, n, flags)
-}
-
-// allocHits allocates the fields flags selects for n rows on dev.
-func allocHits(dev *launch.Device, n int, flags Flags) (*DeviceHits, error) {
-	var err error
-	h := &DeviceHits{Flags: flags, N: n}
-	f := func(per int) *Buffer[float32] {
-		if err != nil {
-			return nil
-		}
-		var b *Buffer[float32]
-		b, err = launch.Alloc[float32](dev, per*n)
-		return b
-	}
-	i := func() *Buffer[int32] {
-		if err != nil {
-			return nil
-		}
-		var b *Buffer[int32]
-		b, err = launch.Alloc[int32](dev, n)
-		return b
-	}
-	h.T = f(1)
+	a := allocator{dev: dev}
+	h := &DeviceHits{Flags: flags, N: n, T: allocF32(&a, n)}
 	if flags.Has(FlagGeometric) {
-		h.P, h.GeoN, h.Bary = f(3), f(3), f(3)
-		h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID = i(), i(), i(), i()
+		h.P, h.GeoN, h.Bary = allocF32(&a, 3*n), allocF32(&a, 3*n), allocF32(&a, 3*n)
+		h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID = allocI32(&a, n), allocI32(&a, n), allocI32(&a, n), allocI32(&a, n)
 	}
 	if flags.Has(FlagShadingN) {
-		h.Normal = f(3)
+		h.Normal = allocF32(&a, 3*n)
 	}
 	if flags.Has(FlagUV) {
-		h.UV = f(2)
+		h.UV = allocF32(&a, 2*n)
 	}
-	if err != nil {
+	if a.err != nil {
 		_ = h.Close()
-		return nil, err
+		return nil, a.err
 	}
 	return h, nil
 }
 
-// IntersectInto is the allocation-free fast path: the closest hit of every
-// device ray, written into out (out.N == rays.N; out.Flags selects the
-// fields). It returns once the results are in out.
-func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *DeviceHits) error {
-	check := func(dev *launch.Device) error {
-		if out == nil || out.N != rays.N || out.T == nil {
-			return fmt.Errorf("%w: hits record does not match %d rays", ErrLength, rays.N)
-		}
-		return sameDevice(dev, "hits record", out.T.Device())
+// AllocReflections allocates a device record for n rows and maxBounces
+// slots; images selects the image-source field (12 more bytes per slot).
+func (s *Scene) AllocReflections(n, maxBounces int, images bool) (*DeviceReflections, error) {
+	if n < 0 || maxBounces < 1 {
+		return nil, &geom.ArgumentError{Field: "AllocReflections", Reason: fmt.Sprintf("n %d, maxBounces %d", n, maxBounces)}
 	}
-	hits := func() accel.Hits {
-		return accel.Hits{T: out.T, P: out.P, N: out.Normal, GeoN: out.GeoN, UV: out.UV, Bary: out.Bary,
-			ShapeID: out.ShapeID, PrimID: out.PrimID, LocalPrimID: out.LocalPrimID, GlobalPrimID: out.GlobalPrimID}
+	dev, err := s.fastDevice()
+	if err != nil {
+		return nil, err
 	}
-	return s.fastPath(ctx, rays, check, func(t tracer, st *launch.Stream, r accel.Rays) error {
-		return t.Intersect(st, r, out.Flags, hits())
-	}, func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays, direct func(shard.Replica) error) error {
-		return layerRows(ctx, l, &replica.DeviceIntersect{Rays: r, Flags: out.Flags, Out: hits(), Stream: st}, direct)
-	})
+	a := allocator{dev: dev}
+	slots := n * maxBounces
+	r := &DeviceReflections{N: n, Bounces: maxBounces, Valid: allocU8(&a, slots), T: allocF32(&a, slots), PrimIDs: allocI32(&a, slots)}
+	if images {
+		r.ImageSources = allocF32(&a, 3*slots)
+	}
+	if a.err != nil {
+		_ = r.Close()
+		return nil, a.err
+	}
+	return r, nil
 }
 
-// fastPath is the common body of the device fast paths: with the scene
-// read-locked it validates the rays and (check) the outputs; a single-device
-// scene takes a stream slot, runs the launch (run) and waits for it, a
-// replicated scene runs the device task through the layer (multi), which
-// returns once the results are in place. An empty batch launches nothing.
-func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*launch.Device) error,
-	run func(t tracer, st *launch.Stream, r accel.Rays) error, multi layerCall) error {
-	if err := s.rlock(); err != nil {
+// AllocVisible allocates the n-byte output of VisibleInto on the scene's device.
+func (s *Scene) AllocVisible(n int) (*Buffer[uint8], error) {
+	if n < 0 {
+		return nil, &geom.ArgumentError{Field: "AllocVisible", Reason: fmt.Sprintf("n %d", n)}
+	}
+	dev, err := s.fastDevice()
+	if err != nil {
+		return nil, err
+	}
+	return launch.Alloc[uint8](dev, n)
+}
+
+// fastDevice is the device of the fast paths' buffers, read under the lock.
+func (s *Scene) fastDevice() (*launch.Device, error) {
+	if err := s.rlock(context.Background()); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	return s.eng.FastDevice()
+}
+
+// fastPath is the common entry of the device fast paths: with the scene
+// read-locked it validates the rays and (check) the outputs, then runs the
+// engine's launch (run), which returns once the results are in place. An
+// empty batch launches nothing.
+func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*launch.Device) error, run func() error) error {
+	if err := s.rlock(ctx); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()
-	dev, err := s.fastDevice()
+	dev, err := s.eng.FastDevice()
 	if err != nil {
 		return err
 	}
@@ -258,83 +246,46 @@ func (s *Scene) fastPath(ctx context.Context, rays *DeviceRays, check func(*laun
 	if rays.N == 0 {
 		return ctx.Err()
 	}
-	if le, ok := s.eng.(*layerEngine); ok {
-		// The layer orders every chunk on a master stream instead of
-		// waiting on the host per retired chunk; one wait at the end. A
-		// call the plan keeps on the master is the single-device launch on
-		// the master's replica.
-		m, err := le.acquireStream(ctx)
-		if err != nil {
-			return err
-		}
-		defer le.releaseStream(m)
-		r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N}
-		direct := func(rep shard.Replica) error {
-			cr, ok := shard.Unwrap(rep).(cudaReplica)
-			if !ok {
-				return fmt.Errorf("%w: the master replica is not a CUDA device", ErrBackendUnavailable)
-			}
-			rc := r
-			rc.Counter = m.counter
-			return onReplica(rep, func() error { return run(cr.BVH(), m.st, rc) })
-		}
-		if err := multi(ctx, s.layer, m.st, r, direct); err != nil {
-			_ = m.st.Synchronize() // copies of the inputs may still be queued
-			return err
-		}
-		return m.st.Synchronize()
-	}
-	e, err := s.cuda()
-	if err != nil {
-		return err
-	}
-	sl, err := e.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer e.release(sl)
-	r := accel.Rays{O: rays.Origins, D: rays.Directions, TMax: rays.TMax, Active: rays.Active, N: rays.N, Counter: sl.counter}
-	if err := run(e.bvh, sl.s, r); err != nil {
-		return err
-	}
-	return sl.s.Synchronize()
+	return run()
 }
 
-// layerCall runs a device fast path through a replicated scene's layer on
-// master stream st; direct runs it as the single-device call on the master
-// replica it is given.
-type layerCall func(ctx context.Context, l *shard.Layer, st *launch.Stream, r accel.Rays, direct func(shard.Replica) error) error
-
-// onReplica runs fn as the single-device call on replica rep: it first
-// waits for the replica's latest geometry (its entry edge, after a refit
-// that may still be queued on the replica's own stream), and records the
-// exit edge afterwards, as a layer call does. fn's work must be complete
-// (or ordered before any later mutation) when the caller releases the scene.
-func onReplica(rep shard.Replica, fn func() error) error {
-	entry, err := rep.Enter(nil)
-	if err != nil {
-		return err
-	}
-	if entry != nil {
-		if err := entry.Wait(); err != nil {
-			return err
+// IntersectInto is the allocation-free fast path: the closest hit of every
+// device ray, written into out (out.N == rays.N; out.Flags selects the
+// fields). It returns once the results are in out.
+func (s *Scene) IntersectInto(ctx context.Context, rays *DeviceRays, out *DeviceHits) error {
+	return s.fastPath(ctx, rays, func(dev *launch.Device) error {
+		if out == nil || out.N != rays.N || out.T == nil {
+			return fmt.Errorf("%w: hits record does not match %d rays", ErrLength, rays.N)
 		}
-	}
-	return errors.Join(fn(), rep.Exit())
+		return sameDevice(dev, "hits record", out.T.Device())
+	}, func() error { return s.eng.IntersectInto(ctx, rays.engine(), out.Flags, out.engine()) })
 }
 
-// layerRows runs t on the layer, or through direct when the plan keeps the
-// whole batch on the master (shard.RowsOnMaster).
-func layerRows[R any](ctx context.Context, l *shard.Layer, t shard.RowTask[R], direct func(shard.Replica) error) error {
-	rep, ok, err := shard.RowsOnMaster(l, t)
-	if err != nil {
-		return err
-	}
-	if ok {
-		return direct(rep)
-	}
-	_, err = shard.RunRows(ctx, l, t)
-	return err
+// TraceReflectionsInto is the device fast path of TraceReflections: out
+// (from AllocReflections, out.N == rays.N) receives up to out.Bounces
+// bounces per ray. It returns once the results are in out.
+func (s *Scene) TraceReflectionsInto(ctx context.Context, rays *DeviceRays, out *DeviceReflections) error {
+	return s.fastPath(ctx, rays, func(dev *launch.Device) error {
+		if out == nil || out.N != rays.N || out.Bounces < 1 || out.T == nil {
+			return fmt.Errorf("%w: reflections record does not match %d rays", ErrLength, rays.N)
+		}
+		return sameDevice(dev, "reflections record", out.T.Device())
+	}, func() error {
+		return s.eng.TraceReflectionsInto(ctx, rays.engine(), out.Bounces,
+			engine.DeviceReflections{Valid: out.Valid, T: out.T, PrimIDs: out.PrimIDs, Images: out.ImageSources})
+	})
+}
+
+// VisibleInto is the device fast path of Visible: segments start→end (a
+// DeviceRays whose Origins are the starts and Directions the ends, Active
+// optional) and out (N bytes, 1 = visible).
+func (s *Scene) VisibleInto(ctx context.Context, segments *DeviceRays, out *Buffer[uint8]) error {
+	return s.fastPath(ctx, segments, func(dev *launch.Device) error {
+		if out == nil || out.Len() < segments.N {
+			return fmt.Errorf("%w: visibility output shorter than %d segments", ErrLength, segments.N)
+		}
+		return sameDevice(dev, "visibility output", out.Device())
+	}, func() error { return s.eng.VisibleInto(ctx, segments.engine(), out) })
 }
 
 func sameDevice(dev *launch.Device, what string, d *launch.Device) error {
@@ -354,18 +305,15 @@ func (h *DeviceHits) Download(ctx context.Context) (*Hits, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return downloadHits(s, accel.Hits{T: h.T, P: h.P, N: h.Normal, GeoN: h.GeoN, UV: h.UV, Bary: h.Bary,
-		ShapeID: h.ShapeID, PrimID: h.PrimID, LocalPrimID: h.LocalPrimID, GlobalPrimID: h.GlobalPrimID}, h.N, h.Flags)
-}
-
-func checkHostRays(r Rays) error {
-	_, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active)
-	return err
+	return cuda.DownloadHits(s, cuda.HitsOf(h.engine()), h.N, h.Flags)
 }
 
 func checkDeviceRays(d *launch.Device, r *DeviceRays) error {
 	if r == nil || r.Origins == nil || r.Directions == nil {
 		return fmt.Errorf("%w: device rays need Origins and Directions", ErrInvalidArgument)
+	}
+	if r.N < 0 {
+		return fmt.Errorf("%w: device rays N %d", ErrInvalidArgument, r.N)
 	}
 	need := func(name string, have, want int) error {
 		if have < want {
@@ -373,19 +321,18 @@ func checkDeviceRays(d *launch.Device, r *DeviceRays) error {
 		}
 		return nil
 	}
-	if err := need("Origins", r.Origins.Len(), 3*r.N); err != nil {
-		return err
-	}
-	if err := need("Directions", r.Directions.Len(), 3*r.N); err != nil {
-		return err
-	}
-	for _, b := range []*Buffer[float32]{r.Origins, r.Directions, r.TMax} {
-		if b != nil && b.Device() != d {
-			return fmt.Errorf("%w: ray buffer on %v, scene on %v", ErrWrongDevice, b.Device(), d)
+	for _, c := range []struct {
+		name string
+		b    *Buffer[float32]
+		per  int
+	}{{"Origins", r.Origins, 3}, {"Directions", r.Directions, 3}, {"TMax", r.TMax, 1}} {
+		if c.b == nil {
+			continue
 		}
-	}
-	if r.TMax != nil {
-		if err := need("TMax", r.TMax.Len(), r.N); err != nil {
+		if c.b.Device() != d {
+			return fmt.Errorf("%w: ray buffer on %v, scene on %v", ErrWrongDevice, c.b.Device(), d)
+		}
+		if err := need(c.name, c.b.Len(), c.per*r.N); err != nil {
 			return err
 		}
 	}
@@ -398,23 +345,4 @@ func checkDeviceRays(d *launch.Device, r *DeviceRays) error {
 		}
 	}
 	return nil
-}
-
-// Stream is a non-blocking CUDA stream (see package launch).
-type Stream = launch.Stream
-
-// AllocVisible allocates the n-byte output of VisibleInto on the scene's device.
-func (s *Scene) AllocVisible(n int) (*Buffer[uint8], error) {
-	if err := s.rlock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.RUnlock()
-	dev, err := s.fastDevice()
-	if err != nil {
-		return nil, err
-	}
-	if n < 0 {
-		return nil, &geom.ArgumentError{Field: "AllocVisible", Reason: fmt.Sprintf("n %d", n)}
-	}
-	return launch.Alloc[uint8](dev, n)
 }

@@ -2,10 +2,12 @@ package rayd
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/rayd-go/rayd/edge"
-	"github.com/rayd-go/rayd/shard"
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/engine"
 )
 
 // Nearest-edge records (operations spec §5): one row per query point or
@@ -27,13 +29,16 @@ type (
 const MaxEdgesK = edge.MaxK
 
 // Edge queries: the scene's edge table (spec §1.3) is built once from its
-// meshes (meshes with EdgesDisabled contribute none). On a single-device
-// CUDA backend (BVH or OptiX) the queries run on the GPU over an edge BVH
-// (accel.EdgeBVH) built on the first edge query and refitted after vertex
-// updates; on the CPU backend, and on replicated scenes, they run on the
-// host, where large batches go through package edge's Index on every core.
-// Both compute in float64 and give the brute-force scan's results bit for
-// bit, ties to the lowest global edge id.
+// meshes (meshes with EdgesDisabled contribute none). On a CUDA scene
+// (BVH or OptiX) the queries run on the GPU over an edge BVH built on the
+// first edge query and refitted after vertex updates; on a replicated scene
+// every replica answers its rows over its own edge BVH and the broadcast
+// mask; on the CPU backend they run on the host, where large batches go
+// through package edge's Index on every core. Every path computes in
+// float64 and gives the brute-force scan's results bit for bit, ties to the
+// lowest global edge id. The backward passes run on the same engines
+// (device float64 rows with float64 atomic vertex sums; a replicated scene
+// adds the per-chunk vertex partials in row order).
 
 // edgeScene returns the scene's edge table, building it on first use. The
 // caller holds s.mu (shared or exclusive).
@@ -42,33 +47,63 @@ func (s *Scene) edgeScene() *edge.Scene {
 	return s.edges
 }
 
-// edgeEnter read-locks the scene for an edge query.
-func (s *Scene) edgeEnter(ctx context.Context) (*edge.Scene, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+// edgeEnter read-locks the scene for an edge query and returns the edge
+// state the engines take.
+func (s *Scene) edgeEnter(ctx context.Context) (engine.Edges, error) {
+	if err := s.rlock(ctx); err != nil {
+		return engine.Edges{}, err
 	}
-	if err := s.rlock(); err != nil {
-		return nil, err
-	}
-	return s.edgeScene(), nil
+	return engine.Edges{Scene: s.edgeScene(), Gen: s.edgeGen}, nil
 }
 
 // NumEdges returns the number of edges E of the scene (the length of an
 // edge mask).
 func (s *Scene) NumEdges() int {
-	es, err := s.edgeEnter(context.Background())
+	ed, err := s.edgeEnter(context.Background())
 	if err != nil {
 		return 0
 	}
 	defer s.mu.RUnlock()
-	return es.Edges.Len()
+	return ed.Scene.Edges.Len()
+}
+
+// EdgeTable is the scene's edge table (spec §1.3), one entry per global
+// edge id: the endpoints V0 < V1 (global vertex ids), the incident faces
+// Face0 and Face1 (mesh-local face ids; Face1 −1 on a boundary edge), the
+// vertex Opposite the edge in Face0 (global id), IsBoundary, and the
+// edge's mesh (ShapeID) and index in that mesh's edge list (LocalID).
+type EdgeTable struct {
+	V0, V1, Face0, Face1, Opposite []int32
+	IsBoundary                     []bool
+	ShapeID, LocalID               []int32
+}
+
+// Len is the number of edges.
+func (t *EdgeTable) Len() int { return len(t.V0) }
+
+// Edges returns a copy of the scene's edge table.
+func (s *Scene) Edges() (*EdgeTable, error) {
+	ed, err := s.edgeEnter(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	e := ed.Scene.Edges
+	t := &EdgeTable{V0: slices.Clone(e.V0), V1: slices.Clone(e.V1), Face0: slices.Clone(e.Face0),
+		Face1: slices.Clone(e.Face1), Opposite: slices.Clone(e.Opposite), IsBoundary: make([]bool, e.Len()),
+		ShapeID: slices.Clone(e.ShapeID), LocalID: slices.Clone(e.LocalID)}
+	for i := range t.IsBoundary {
+		t.IsBoundary[i] = e.IsBoundary(i)
+	}
+	return t, nil
 }
 
 // SetEdgeMask installs a copy of mask (one entry per edge, false removes
 // the edge from every edge query; nil or empty clears it). A mask of
 // another length is a *geom.LengthError and changes nothing. The mask
 // survives vertex updates (the edge table does not change). On a replicated
-// scene it is broadcast to every replica.
+// scene it is broadcast to every replica; a failed broadcast leaves the
+// mask unchanged and the replicas refusing work until Rebuild.
 func (s *Scene) SetEdgeMask(ctx context.Context, mask []bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -83,11 +118,9 @@ func (s *Scene) SetEdgeMask(ctx context.Context, mask []bool) error {
 	if err := es.SetMask(mask); err != nil {
 		return err
 	}
-	if s.layer != nil {
-		if err := s.layer.Broadcast(ctx, shard.SetEdgeMask{Mask: slices.Clone(es.Mask)}); err != nil {
-			es.Mask = old
-			return err
-		}
+	if err := s.eng.SetEdgeMask(ctx, engine.Edges{Scene: es, Gen: s.edgeGen + 1}); err != nil {
+		es.Mask = old
+		return err
 	}
 	s.edgeGen++
 	return nil
@@ -95,27 +128,27 @@ func (s *Scene) SetEdgeMask(ctx context.Context, mask []bool) error {
 
 // EdgeMask returns a copy of the edge mask (nil: every edge enabled).
 func (s *Scene) EdgeMask() []bool {
-	es, err := s.edgeEnter(context.Background())
+	ed, err := s.edgeEnter(context.Background())
 	if err != nil {
 		return nil
 	}
 	defer s.mu.RUnlock()
-	return slices.Clone(es.Mask)
+	return slices.Clone(ed.Scene.Mask)
 }
 
 // NearestEdge finds the nearest enabled edge of every point (3 float32 per
 // row; spec §5.1). A row with a non-finite coordinate, or a scene without
 // enabled edges, gives the miss record.
 func (s *Scene) NearestEdge(ctx context.Context, points []float32) (*NearestPointEdge, error) {
-	es, err := s.edgeEnter(ctx)
+	if _, err := edge.CheckPointBatch(points, nil); err != nil {
+		return nil, err
+	}
+	ed, err := s.edgeEnter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	if ee, ok := s.eng.(edgeEngine); ok {
-		return ee.nearestEdge(ctx, es, s.edgeGen, points, nil)
-	}
-	return es.NearestPoint(points, nil)
+	return s.eng.NearestEdge(ctx, ed, points, nil)
 }
 
 // NearestEdgeRay finds the enabled edge nearest to every ray's query set
@@ -123,52 +156,116 @@ func (s *Scene) NearestEdge(ctx context.Context, points []float32) (*NearestPoin
 // half ray t ≥ 0 without TMax or for +Inf. Directions are not normalized;
 // inactive rows, non-finite rows and a NaN TMax give the miss record.
 func (s *Scene) NearestEdgeRay(ctx context.Context, r Rays) (*NearestRayEdge, error) {
-	es, err := s.edgeEnter(ctx)
+	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
+		return nil, err
+	}
+	ed, err := s.edgeEnter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	if ee, ok := s.eng.(edgeEngine); ok {
-		return ee.nearestEdgeRay(ctx, es, s.edgeGen, r)
-	}
-	return es.NearestRay(r.Origins, r.Directions, r.TMax, r.Active)
+	return s.eng.NearestEdgeRay(ctx, ed, r.engine())
 }
 
 // NearestEdges finds the k nearest enabled edges of every point (spec
 // §5.3), 1 ≤ k ≤ MaxEdgesK (a *geom.ArgumentError otherwise), ordered by
 // ascending (distance², global edge id). active is nil or one flag per row.
 func (s *Scene) NearestEdges(ctx context.Context, points []float32, k int, active []bool) (*NearestEdgesTopK, error) {
-	es, err := s.edgeEnter(ctx)
+	if err := edge.CheckK(k); err != nil {
+		return nil, err
+	}
+	if _, err := edge.CheckPointBatch(points, active); err != nil {
+		return nil, err
+	}
+	ed, err := s.edgeEnter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	if ee, ok := s.eng.(edgeEngine); ok {
-		return ee.nearestEdges(ctx, es, s.edgeGen, points, k, active)
-	}
-	return es.NearestK(points, k, active)
+	return s.eng.NearestEdges(ctx, ed, points, k, active)
 }
 
 // NearestEdgeVJP is the backward pass of NearestEdge (spec §5.7) with each
 // row's edge frozen: the gradients with respect to the points (3 per row)
 // and to the scene's vertices (3 per global vertex), in float64.
 func (s *Scene) NearestEdgeVJP(ctx context.Context, points []float32, res *NearestPointEdge, g EdgePointCotangent) (dPoints, dVertices []float64, err error) {
-	es, err := s.edgeEnter(ctx)
+	n, err := edge.CheckPointBatch(points, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	gid, err := frozenEdges(res, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkCotangents(n, []cotangent{{"distance", g.Distance, 1}, {"edge_point", g.EdgePoint, 3}, {"edge_t", g.EdgeT, 1}}); err != nil {
+		return nil, nil, err
+	}
+	ed, err := s.edgeEnter(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer s.mu.RUnlock()
-	return es.NearestPointVJP(points, res, g)
+	r, err := s.eng.NearestEdgeVJP(ctx, ed, points, gid, g)
+	if err != nil || r == nil {
+		return nil, nil, err
+	}
+	return r.Points, r.Vertices, nil
 }
 
 // NearestEdgeRayVJP is the backward pass of NearestEdgeRay (spec §5.7) with
 // each row's edge frozen: the gradients with respect to the origins, the
 // directions (3 per row) and the vertices (3 per global vertex).
 func (s *Scene) NearestEdgeRayVJP(ctx context.Context, r Rays, res *NearestRayEdge, g EdgeRayCotangent) (dOrigins, dDirections, dVertices []float64, err error) {
-	es, err := s.edgeEnter(ctx)
+	n, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var gid []int32
+	if res != nil {
+		gid = res.GlobalEdgeID
+	}
+	if gid, err = frozenEdges(&NearestPointEdge{GlobalEdgeID: gid}, n); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkCotangents(n, []cotangent{{"distance", g.Distance, 1}, {"ray_t", g.RayT, 1}, {"point", g.Point, 3},
+		{"edge_t", g.EdgeT, 1}, {"edge_point", g.EdgePoint, 3}}); err != nil {
+		return nil, nil, nil, err
+	}
+	ed, err := s.edgeEnter(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer s.mu.RUnlock()
-	return es.NearestRayVJP(r.Origins, r.Directions, r.TMax, res, g)
+	out, err := s.eng.NearestEdgeRayVJP(ctx, ed, r.engine(), gid, g)
+	if err != nil || out == nil {
+		return nil, nil, nil, err
+	}
+	return out.Origins, out.Directions, out.Vertices, nil
+}
+
+// frozenEdges returns the forward's global edge ids of n rows.
+func frozenEdges(res *NearestPointEdge, n int) ([]int32, error) {
+	if res == nil {
+		return nil, fmt.Errorf("%w: the backward pass needs the forward record", ErrInvalidArgument)
+	}
+	if len(res.GlobalEdgeID) != n {
+		return nil, &geom.LengthError{Field: "result", Got: len(res.GlobalEdgeID), Want: n, PerRow: 1}
+	}
+	return res.GlobalEdgeID, nil
+}
+
+// cotangent is one optional per-row upstream gradient.
+type cotangent struct {
+	name string
+	v    []float64
+	per  int
+}
+
+func checkCotangents(n int, fs []cotangent) error {
+	for _, f := range fs {
+		if f.v != nil && len(f.v) != f.per*n {
+			return &geom.LengthError{Field: f.name, Got: len(f.v), Want: f.per * n, PerRow: f.per}
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/engine"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -27,5 +28,12 @@ var (
 	// ErrBackendUnavailable is returned when the requested backend cannot
 	// run here (for example BackendCUDA without a driver), or when the fast
 	// device path is used on the CPU backend.
-	ErrBackendUnavailable = errors.New("rayd: backend unavailable")
+	ErrBackendUnavailable = engine.ErrBackendUnavailable
+	// ErrUnsupported matches every operation a scene's engine cannot run
+	// (an *UnsupportedError names the engine and the operation). No engine
+	// answers through another backend instead.
+	ErrUnsupported = engine.ErrUnsupported
 )
+
+// UnsupportedError is the refusal of an operation by a scene's engine.
+type UnsupportedError = engine.UnsupportedError

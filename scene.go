@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 
 	"github.com/rayd-go/rayd/calibrate"
 	"github.com/rayd-go/rayd/edge"
 	"github.com/rayd-go/rayd/geom"
-	"github.com/rayd-go/rayd/shard"
+	"github.com/rayd-go/rayd/internal/engine"
+	"github.com/rayd-go/rayd/internal/engine/cpu"
+	"github.com/rayd-go/rayd/internal/engine/cuda"
+	"github.com/rayd-go/rayd/internal/engine/replicated"
 )
 
 // Mesh is a triangle mesh: 3 float32 per vertex, 3 local int32 vertex
@@ -49,34 +51,32 @@ type Rays struct {
 // Len returns the row count (len(Origins)/3).
 func (r Rays) Len() int { return len(r.Origins) / 3 }
 
-// engine is one backend's implementation of the queries.
-type engine interface {
-	intersect(ctx context.Context, r Rays, flags Flags) (*Hits, error)
-	traceReflections(ctx context.Context, r Rays, maxBounces int) (*Reflections, error)
-	visible(ctx context.Context, start, end []float32, active []bool) ([]bool, error)
-	refit(ctx context.Context, mesh int, vertices []float32, t *geom.Tables) error
-	close() error
+func (r Rays) engine() engine.Rays {
+	return engine.Rays{Origins: r.Origins, Directions: r.Directions, TMax: r.TMax, Active: r.Active}
 }
 
 // Scene is a set of meshes ready for ray queries on one backend. It is safe
 // for concurrent queries; UpdateVertices waits for running queries.
+//
+// The Scene is a façade: every method validates its inputs once, takes the
+// scene's lock and calls one method of the engine that runs the scene (the
+// CPU references, one CUDA device, or a replicated layer over several), see
+// ARCHITECTURE.md.
 type Scene struct {
 	mu      sync.RWMutex
 	tables  *geom.Tables
 	backend Backend
 	device  int
-	eng     engine
-	layer   *shard.Layer // replicated multi-device layer, or nil
+	eng     engine.Engine
 	closed  bool
 	log     *slog.Logger
 
 	calMu   sync.Mutex
 	lastCal *calibrate.Record
 
-	edgeOnce sync.Once    // builds edges on the first edge call
-	edges    *edge.Scene  // the edge table over tables, and the edge mask
-	edgeGen  uint64       // counts edge mask changes (device copies follow it)
-	hostRef  hostBlockers // visibility variants of engines without their own
+	edgeOnce sync.Once   // builds the edge table on the first edge call
+	edges    *edge.Scene // the edge table over tables, and the edge mask
+	edgeGen  uint64      // counts edge mask changes (device copies follow it)
 }
 
 // NewScene validates meshes, concatenates them (mesh i gets shape id i) and
@@ -96,61 +96,93 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 		return nil, err
 	}
 	s := &Scene{tables: t, device: -1, log: cfg.logger}
-	layer, src, err := newLayer(ctx, &cfg, meshes)
-	if err != nil {
+	if s.eng, err = newReplicated(ctx, &cfg, t); err != nil {
 		return nil, err
 	}
-	if layer != nil {
-		le := &layerEngine{l: layer, dev: masterDevice(src, layer.Master()), topo: src.Topology(),
-			streams: make(chan *masterSlot, streamSlots)}
-		if c, ok := src.(io.Closer); ok && src != cfg.source {
-			le.src = c
-		}
-		s.layer, s.eng, s.backend, s.device = layer, le, BackendCUDA, layer.Master()
+	if s.eng != nil {
+		s.backend, s.device = BackendCUDA, cfg.devices[0]
 		return s, nil
 	}
 	if len(cfg.devices) == 1 {
 		cfg.device = cfg.devices[0]
 	}
-	switch cfg.backend {
-	case BackendCPU:
-		s.eng, err = newCPUEngine(t)
-		s.backend = BackendCPU
-	case BackendCUDA:
-		s.eng, err = newCUDAEngine(ctx, t, cfg.device, buildBVH)
-		s.backend, s.device = BackendCUDA, cfg.device
-	case BackendOptiX:
-		s.eng, err = newCUDAEngine(ctx, t, cfg.device, buildOptiX)
-		s.backend, s.device = BackendOptiX, cfg.device
-	case BackendAuto:
-		b := AutoBackend(cfg.device)
-		build := buildBVH
-		if b == BackendOptiX {
-			build = buildOptiX
-		}
-		s.eng, err = newCUDAEngine(ctx, t, cfg.device, build)
-		s.backend, s.device = b, cfg.device
-		if err != nil && b == BackendOptiX && !errors.Is(err, ErrBackendUnavailable) {
-			cfg.logger.Debug("rayd: OptiX unavailable, using the CUDA BVH", "reason", err)
-			s.eng, err = newCUDAEngine(ctx, t, cfg.device, buildBVH)
-			s.backend = BackendCUDA
-		}
-		if err != nil && errors.Is(err, ErrBackendUnavailable) {
-			cfg.logger.Warn("rayd: no usable CUDA device; falling back to the CPU reference backend (slow)", "reason", err)
-			s.eng, err = newCPUEngine(t)
-			s.backend, s.device = BackendCPU, -1
-		}
-	}
+	s.eng, s.backend, err = newSingle(ctx, &cfg, t)
 	if err != nil {
 		return nil, err
 	}
+	if s.backend != BackendCPU {
+		s.device = cfg.device
+	}
 	return s, nil
+}
+
+// newSingle builds the engine of a single-device (or CPU) scene.
+func newSingle(ctx context.Context, cfg *config, t *geom.Tables) (engine.Engine, Backend, error) {
+	switch cfg.backend {
+	case BackendCPU:
+		e, err := cpu.New(ctx, t)
+		return e, BackendCPU, err
+	case BackendCUDA, BackendOptiX:
+		kind := cuda.BVH
+		if cfg.backend == BackendOptiX {
+			kind = cuda.OptiX
+		}
+		e, err := cuda.New(ctx, t, cfg.device, kind)
+		if err != nil {
+			return nil, cfg.backend, err
+		}
+		return e, cfg.backend, nil
+	}
+	b := AutoBackend(cfg.device)
+	kind := cuda.BVH
+	if b == BackendOptiX {
+		kind = cuda.OptiX
+	}
+	e, err := cuda.New(ctx, t, cfg.device, kind)
+	if err != nil && b == BackendOptiX && !errors.Is(err, ErrBackendUnavailable) {
+		cfg.logger.Debug("rayd: OptiX unavailable, using the CUDA BVH", "reason", err)
+		b = BackendCUDA
+		e, err = cuda.New(ctx, t, cfg.device, cuda.BVH)
+	}
+	if err == nil {
+		return e, b, nil
+	}
+	if !errors.Is(err, ErrBackendUnavailable) {
+		return nil, b, err
+	}
+	warnFallback(cfg.logger, err)
+	c, err := cpu.New(ctx, t)
+	return c, BackendCPU, err
+}
+
+// newReplicated builds the engine of a replicated scene, or returns nil for
+// the plain single-device path.
+func newReplicated(ctx context.Context, cfg *config, t *geom.Tables) (engine.Engine, error) {
+	if cfg.devices == nil && cfg.multi == nil {
+		return nil, nil
+	}
+	rc := replicated.Config{Devices: cfg.devices, Tables: t}
+	if cfg.multi != nil {
+		rc.Options = *cfg.multi
+	}
+	if cfg.source != nil {
+		rc.Source = cfg.source
+	}
+	e, err := replicated.New(ctx, rc)
+	if err == nil && e == nil {
+		return nil, nil // one device, no chunking knob: the plain path
+	}
+	if err != nil {
+		return nil, multiError(err)
+	}
+	return e, nil
 }
 
 // Backend reports the backend that runs this scene's queries.
 func (s *Scene) Backend() Backend { return s.backend }
 
-// Device returns the CUDA device ordinal, or -1 on the CPU backend.
+// Device returns the CUDA device ordinal (the master's on a replicated
+// scene), or -1 on the CPU backend.
 func (s *Scene) Device() int { return s.device }
 
 // NumMeshes returns the number of meshes.
@@ -159,7 +191,24 @@ func (s *Scene) NumMeshes() int { return s.tables.NumMeshes() }
 // NumFaces returns the number of triangles over all meshes.
 func (s *Scene) NumFaces() int { return s.tables.NumFaces() }
 
-func (s *Scene) rlock() error {
+// NumVertices returns the number of scene-global vertices (over all meshes).
+func (s *Scene) NumVertices() int { return s.tables.NumVertices() }
+
+// FaceOffsets returns, per mesh, the global id of its first face (RayD's
+// face_offsets): face f of mesh m is global face FaceOffsets()[m] + f. The
+// slice is a copy.
+func (s *Scene) FaceOffsets() []int32 { return append([]int32(nil), s.tables.FaceOffset...) }
+
+// VertexOffsets returns, per mesh, the global id of its first vertex. The
+// slice is a copy.
+func (s *Scene) VertexOffsets() []int32 { return append([]int32(nil), s.tables.VertexOffset...) }
+
+// rlock read-locks the scene for a query, refusing a closed scene and a
+// cancelled context.
+func (s *Scene) rlock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -178,11 +227,11 @@ func (s *Scene) Intersect(ctx context.Context, r Rays, flags Flags) (*Hits, erro
 	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
 		return nil, err
 	}
-	if err := s.rlock(); err != nil {
+	if err := s.rlock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	return s.eng.intersect(ctx, r, flags)
+	return s.eng.Intersect(ctx, r.engine(), flags)
 }
 
 // TraceReflections follows each ray through up to maxBounces specular
@@ -195,29 +244,34 @@ func (s *Scene) TraceReflections(ctx context.Context, r Rays, maxBounces int) (*
 	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
 		return nil, err
 	}
-	if err := s.rlock(); err != nil {
+	if err := s.rlock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	return s.eng.traceReflections(ctx, r, maxBounces)
+	return s.eng.TraceReflections(ctx, r.engine(), maxBounces)
 }
 
 // Visible reports, per row, whether the segment start→end is unobstructed
 // (segments shorter than 2e-5 are visible; endpoints are shrunk by 1e-5).
+// A row with a non-finite coordinate is a miss of the segment query and so
+// visible (operations spec §0.2, §4.1); the variants (VisiblePair, …) treat
+// such a row as inactive instead.
 func (s *Scene) Visible(ctx context.Context, start, end []float32, active []bool) ([]bool, error) {
 	if _, err := geom.CheckSegments(start, end, active); err != nil {
 		return nil, err
 	}
-	if err := s.rlock(); err != nil {
+	if err := s.rlock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	return s.eng.visible(ctx, start, end, active)
+	return s.eng.Visible(ctx, start, end, active)
 }
 
 // UpdateVertices replaces the vertices of dynamic mesh `mesh` (same vertex
 // count, finite values) and refits the acceleration structure. It waits for
-// running queries and blocks new ones while it runs.
+// running queries and blocks new ones while it runs. On a replicated scene
+// a failure on any replica leaves the scene's geometry unchanged and the
+// replicas refusing work (ErrPoisoned) until Rebuild.
 func (s *Scene) UpdateVertices(ctx context.Context, mesh int, vertices []float32) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -232,15 +286,26 @@ func (s *Scene) UpdateVertices(ctx context.Context, mesh int, vertices []float32
 	if err := s.tables.UpdateVertices(mesh, vertices); err != nil {
 		return err
 	}
-	if err := s.eng.refit(ctx, mesh, vertices, s.tables); err != nil {
+	if err := s.eng.Refit(ctx, mesh, vertices); err != nil {
 		// The caller-visible geometry changes only when the refit succeeded.
 		_ = s.tables.UpdateVertices(mesh, old)
 		return err
 	}
-	s.hostRef.mu.Lock()
-	s.hostRef.stale = true
-	s.hostRef.mu.Unlock()
 	return nil
+}
+
+// Rebuild rebuilds the scene's acceleration structures from its current
+// geometry. It is the recovery of a replicated scene whose replicas may
+// disagree after a failed UpdateVertices or SetEdgeMask (every query then
+// fails with ErrPoisoned until Rebuild succeeds); on other scenes it simply
+// rebuilds. It waits for running queries.
+func (s *Scene) Rebuild(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.eng.Rebuild(ctx)
 }
 
 // Close releases the scene's device resources. Idempotent.
@@ -251,5 +316,5 @@ func (s *Scene) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.eng.close()
+	return s.eng.Close()
 }

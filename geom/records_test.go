@@ -3,6 +3,7 @@ package geom
 import (
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -183,5 +184,26 @@ func TestCheckRays(t *testing.T) {
 	ae := &ArgumentError{Field: "maxBounces", Reason: "must be at least 1"}
 	if !errors.Is(ae, ErrInvalidArgument) || errors.Is(ae, ErrLength) || ae.Error() == "" {
 		t.Error("ArgumentError")
+	}
+}
+
+func TestTablesMeshesRoundTrip(t *testing.T) {
+	a := Mesh{Vertices: []float32{0, 0, 0, 1, 0, 0, 0, 1, 0}, Faces: []int32{0, 1, 2}, Dynamic: true}
+	b := Mesh{Vertices: []float32{0, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1}, Faces: []int32{0, 1, 2, 1, 3, 2}, EdgesDisabled: true}
+	tb, err := BuildTables([]Mesh{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tb.Meshes()
+	if !reflect.DeepEqual(got, []Mesh{a, b}) {
+		t.Fatalf("Meshes() = %+v", got)
+	}
+	again, err := BuildTables(got)
+	if err != nil || !reflect.DeepEqual(again, tb) {
+		t.Fatalf("rebuilt tables differ: %v", err)
+	}
+	got[0].Vertices[0] = 9
+	if tb.Vertices[0] != 0 {
+		t.Fatal("Meshes shares the tables' memory")
 	}
 }

@@ -151,3 +151,21 @@ func (t *Tables) UpdateVertices(m int, v []float32) error {
 	copy(t.Vertices[3*int(t.VertexOffset[m]):], v)
 	return nil
 }
+
+// Meshes returns the scene's meshes as they are now (current vertices,
+// local face indices, the per-mesh switches), in mesh order; the slices are
+// copies. BuildTables(t.Meshes()) rebuilds equal tables.
+func (t *Tables) Meshes() []Mesh {
+	out := make([]Mesh, t.NumMeshes())
+	for m := range out {
+		vo, fo := int(t.VertexOffset[m]), int(t.FaceOffset[m])
+		nv, nf := t.MeshVertexCount(m), t.MeshFaceCount(m)
+		faces := make([]int32, 3*nf)
+		for i, f := range t.Faces[3*fo : 3*(fo+nf)] {
+			faces[i] = f - int32(vo)
+		}
+		out[m] = Mesh{Vertices: append([]float32(nil), t.Vertices[3*vo:3*(vo+nv)]...), Faces: faces,
+			Dynamic: t.Dynamic[m], EdgesDisabled: t.EdgesDisabled[m]}
+	}
+	return out
+}

@@ -21,4 +21,3 @@ func (g IntersectCotangents) Check(n int) error {
 	}
 	return nil
 }
-

@@ -88,3 +88,13 @@ func EnablePeerAccess(a, b *Device) error {
 	}
 	return nil
 }
+
+// ComputeCapability returns the compute capability of device ordinal
+// without opening it.
+func ComputeCapability(ordinal int) (major, minor int, err error) {
+	d, err := driver.DeviceGet(ordinal)
+	if err != nil {
+		return 0, 0, err
+	}
+	return d.ComputeCapability()
+}

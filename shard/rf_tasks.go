@@ -87,9 +87,9 @@ func (facesOnly) Triangle(int) (p0, p1, p2 [3]float32)                    { retu
 func (facesOnly) AnyHit(_, _ [3]float32, _, _ float32) bool               { return false }
 func (facesOnly) ClosestHit(_, _ [3]float32, _, _ float32) (rf.Hit, bool) { return rf.Hit{}, false }
 
-// requireDfrInputs is the layer's own check that a DFR accumulation has its
+// RequireDfrInputs is the check that a DFR accumulation has its
 // states and its grid (spec §13 row 69).
-func requireDfrInputs(op string, st *rf.DfrStates, g rf.DfrGrid) error {
+func RequireDfrInputs(op string, st *rf.DfrStates, g rf.DfrGrid) error {
 	switch {
 	case st == nil:
 		return &rf.ValidationError{Op: op, Field: "states", Kind: rf.ErrInvalidArgument,
@@ -170,7 +170,7 @@ func (t *AccumDfrDirect) Op() Op {
 // returns the lane space D+K+X and the caller's window.
 func (t *AccumDfrDirect) Lanes() (total, offset, count int, err error) {
 	const op = OpAccumDfrDirect
-	if err := requireDfrInputs(op, t.States, t.Grid); err != nil {
+	if err := RequireDfrInputs(op, t.States, t.Grid); err != nil {
 		return 0, 0, 0, err
 	}
 	o := t.Options
@@ -234,7 +234,7 @@ func (t *AccumDfrCoherentDirect) Op() Op {
 // space S·C and the caller's window.
 func (t *AccumDfrCoherentDirect) Lanes() (total, offset, count int, err error) {
 	const op = OpAccumDfrCoherentDirect
-	if err := requireDfrInputs(op, t.States, t.Grid); err != nil {
+	if err := RequireDfrInputs(op, t.States, t.Grid); err != nil {
 		return 0, 0, 0, err
 	}
 	o := t.Options
