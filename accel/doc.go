@@ -1,4 +1,6 @@
-// Package accel is rayd-go's pure-CUDA triangle BVH: the device build and
+// Package accel holds rayd-go's device acceleration structures and the
+// launchers of every query kernel: the OptiX tracer (OptiX builds the GAS;
+// see optix.go) and rayd-go's own triangle BVH: the device build and
 // refit (ptx/src/bvh_build.cu), the query launchers for intersect,
 // trace_reflections and visible (ptx/src/trace.cu) and the segment blockers
 // of the visibility variants (ptx/src/visibility.cu), and a host mirror of
@@ -6,9 +8,11 @@
 // edge and answers the nearest-edge queries and their VJPs in float64
 // (ptx/src/edge.cu, edge_vjp.cu), bit for bit as package edge's scan.
 //
-// Place in the graph (design.md): replica → accel → launch → ptx/driver.
-// accel imports launch, geom and edge (the pure edge table) only; it never
-// imports driver or unsafe.
+// The RF kernels (accumulations and paths) run over the BVH too.
+//
+// Place in the graph (ARCHITECTURE.md): engine/cuda, replica → accel →
+// launch → ptx/driver. accel imports launch, geom, edge (the pure edge
+// table) and rf (the RF records) only; it never imports driver or unsafe.
 // Everything it launches is an embedded PTX module reached through
 // launch.Device.Kernel.
 //

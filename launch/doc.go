@@ -13,6 +13,7 @@
 // drive different devices concurrently, and a Device is safe for concurrent
 // use.
 //
-// launch sits above driver and ptx and below accel; it is the only package
-// that imports driver.
+// launch sits above driver and ptx and below accel (ARCHITECTURE.md). Of
+// the library packages only launch and dist (NCCL) import driver; every
+// device operation of the layers above goes through launch.
 package launch

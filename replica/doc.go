@@ -55,7 +55,7 @@
 // never stalls the stream that allocated it. Events come from a per-device
 // pool and return to it when the layer drops them.
 //
-// Place in the package graph (design.md): rayd → shard → replica → accel →
+// Place in the package graph (ARCHITECTURE.md): engine/replicated → shard → replica → accel →
 // launch. replica implements the interface declared by shard and so
 // imports shard's types; shard itself never imports replica, accel or
 // launch.

@@ -26,9 +26,10 @@
 // lockstep; a failure that may have left them diverged poisons the layer and
 // every later call refuses with a *PoisonedError until Build succeeds.
 //
-// Place in the package graph: rayd → shard → replica → accel → launch.
-// shard imports only geom (host records and validation errors) and the
-// standard library; it never imports driver, launch or accel, so all of it
+// Place in the package graph (ARCHITECTURE.md): engine/replicated → shard;
+// replica and internal/simdev implement its Replica interface. shard
+// imports only geom, edge and rf (host records and validation errors) and
+// the standard library; it never imports driver, launch or accel, so all of it
 // runs and is tested without a GPU. The replica package implements Replica
 // on CUDA devices; internal/simdev implements it on simulated devices that
 // run the CPU reference.

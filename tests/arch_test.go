@@ -1,5 +1,6 @@
 // Package tests holds repository-wide checks: the package graph of
-// design.md and the single foreign-function boundary.
+// ARCHITECTURE.md (an explicit table of import edges) and the single
+// foreign-function boundary.
 package tests
 
 import (
