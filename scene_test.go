@@ -147,7 +147,8 @@ func TestAutoFallsBackToTheCPULoudly(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, rayd.BackendCPU, s.Backend())
-	assert.Contains(t, logs.String(), "falling back to the CPU reference backend")
+	// The warning itself is logged once per process
+	// (TestFallbackWarnsOncePerProcess); the backend says it either way.
 	h, err := s.Intersect(context.Background(), rayd.Rays{Origins: []float32{0.25, 0.25, -1}, Directions: []float32{0, 0, 1}}, rayd.FlagsAll)
 	require.NoError(t, err)
 	assert.Equal(t, float32(1), h.T[0])

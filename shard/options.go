@@ -71,8 +71,13 @@ type Options struct {
 	// Offload streams per_ray results: it is called once per chunk, in issue
 	// order (ascending rows per device, interleaved across devices), with the
 	// chunk's first row and the operation's own result record for just those
-	// rows (*geom.Hits, *geom.Reflections or []bool for the built-in tasks),
-	// and the operation then returns the zero result. An error stops the
+	// rows, and the operation then returns the zero result. The records:
+	// *geom.Hits (intersect), *geom.Reflections (trace_reflections), []bool
+	// (visible, visible_edge), *geom.PairVisibility (visible_pair),
+	// *geom.ChainVisibility (visible_chain), *edge.PointResult,
+	// *edge.RayResult and *edge.TopK (the nearest-edge queries), and for the
+	// backward passes *IntersectGrads, *EdgePointGrads and *EdgeRayGrads,
+	// whose Vertices hold the chunk's partial sum (the caller adds them). An error stops the
 	// call and is returned. It engages the chunked executor; grid_reduce
 	// operations ignore it. It runs on the calling goroutine, between
 	// chunks, and must not call back into the layer. Use OffloadAs for a
