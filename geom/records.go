@@ -114,7 +114,10 @@ type Reflections struct {
 	ImageSources []float32
 }
 
-// NewReflections allocates n rows of b slots, every slot empty.
+// NewReflections allocates n rows of b slots, every slot empty. The size
+// is the caller's: validate it first with CheckReflections, which refuses
+// a bounce count above MaxBounces and a record larger than the memory it
+// may take.
 func NewReflections(n, b int) *Reflections {
 	r := &Reflections{
 		Bounces:      b,
