@@ -74,7 +74,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		rec, err := s.Calibrate(ctx, rayd.CalibrateOptions{Options: calibrate.Options{Rows: *rows, MaxBounces: b,
-			Repeats: *repeats, Mode: calibrate.Mode(*mode), Progress: stderr}})
+			Repeats: *repeats, Mode: calibrate.Mode(*mode)}})
 		if err != nil {
 			fmt.Fprintf(stderr, "rayd calibrate: %v\n", err)
 			return 1
