@@ -45,7 +45,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
 	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
-	CGO_ENABLED=0 $(GO) build -ldflags "-s -w -X main.buildCommit=$(COMMIT)" -o $(BIN)/rayd ./cmd/rayd
+	CGO_ENABLED=0 $(GO) build -ldflags "-s -w $(STAMP)" -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/ptxdigest ./cmd/ptxdigest
 
 ## gpu-accept: run every GPU-tier suite (nothing may skip) and write tests/evidence/gpu-accept.json.

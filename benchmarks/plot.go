@@ -49,6 +49,8 @@ func ParseBatch(batch string) (n int, rays bool, err error) {
 // bytes/s; it is batch-independent, so its legend says which term wins. An
 // accumulation model is T/(T/2 + fixed) with T proportional to the sample
 // count and fixed = multi − single/2; its crossover (speedup 1) is marked.
+// Records without a measured speedup (single-device or CPU reference runs)
+// give ErrNothingToPlot and no file: an empty plot is never written.
 func Plot(name string, recs []*Record) (err error) {
 	ext := strings.ToLower(filepath.Ext(name))
 	if ext != ".png" && ext != ".svg" {
@@ -68,6 +70,9 @@ func Plot(name string, recs []*Record) (err error) {
 			err = fmt.Errorf("benchmarks: plot %s: %v", name, p)
 		}
 	}()
+	if !hasSpeedup(valid) {
+		return fmt.Errorf("%w: no record has a measured speedup (a single-device or CPU reference run has none)", ErrNothingToPlot)
+	}
 	title := plotTitle(valid)
 	rays := speedupPanel(title+", per_ray", "batch (rays)")
 	samples := speedupPanel(title+", accumulation", "batch (samples)")
@@ -89,6 +94,27 @@ func Plot(name string, recs []*Record) (err error) {
 	rays.Draw(canvases[0][0])
 	samples.Draw(canvases[0][1])
 	return writeAtomic(name, c)
+}
+
+// ErrNothingToPlot is returned by Plot, before anything is written, when no
+// record holds a point to draw: an empty plot is never written.
+var ErrNothingToPlot = errors.New("benchmarks: nothing to plot")
+
+// hasSpeedup reports whether any row of recs has a finite speedup and a
+// readable batch, that is a point that addMeasured draws.
+func hasSpeedup(recs []*Record) bool {
+	for _, r := range recs {
+		for _, name := range configOrder(r) {
+			c := r.Configs[name]
+			for _, l := range rowsOf(&c) {
+				if _, _, err := ParseBatch(l.row.Batch); err == nil && l.row.Speedup != nil &&
+					!math.IsNaN(*l.row.Speedup) && !math.IsInf(*l.row.Speedup, 0) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // writeAtomic writes the canvas to name through a temporary file.

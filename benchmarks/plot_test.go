@@ -52,6 +52,7 @@ func TestPlotErrors(t *testing.T) {
 	assert.Error(t, Plot(filepath.Join(dir, "x"), []*Record{r}))
 	assert.Error(t, Plot(filepath.Join(dir, "x.png"), nil))
 	assert.Error(t, Plot(filepath.Join(dir, "x.png"), []*Record{nil}))
+	assert.ErrorIs(t, Plot(filepath.Join(dir, "x.png"), []*Record{singleDeviceRecord()}), ErrNothingToPlot)
 	blocker := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
 	assert.Error(t, Plot(filepath.Join(blocker, "x.png"), []*Record{r}))
@@ -60,10 +61,12 @@ func TestPlotErrors(t *testing.T) {
 	assert.Len(t, entries, 1, "nothing written but the blocker")
 
 	// Degenerate rows (no speedup, no bandwidth, zero times, non-finite or
-	// huge speedups) still plot.
+	// huge speedups) still plot beside a measured one; alone they are
+	// nothing to plot.
 	odd := singleDeviceRecord()
 	odd.Configs["light"].Intersect.SingleMS = 0
-	require.NoError(t, Plot(filepath.Join(dir, "odd.png"), []*Record{odd}))
+	require.ErrorIs(t, Plot(filepath.Join(dir, "odd.png"), []*Record{odd}), ErrNothingToPlot)
+	require.NoError(t, Plot(filepath.Join(dir, "odd.png"), []*Record{odd, liveRecord()}))
 	wild := liveRecord()
 	wild.Configs["compute"].Intersect.Speedup = ptr(math.Inf(1))
 	wild.Configs["compute"].TraceReflections.Speedup = ptr(math.NaN())

@@ -37,8 +37,9 @@
 // modes. Record.String prints RayD's describe() lines — per-device probe
 // times, the full ladder with times and the chosen rung — then the margin
 // to the master alone, the comparisons and the warnings; Record is also
-// JSON with RayD's field names. A progress bar is drawn while calibrating
-// when Options.Progress is a terminal.
+// JSON with RayD's field names. Options.Progress, when set, is told every
+// probe run (ProgressUpdate: done, planned total, stage) for a command to
+// render; the package itself draws nothing.
 //
 // The strength of the claim (§8.6) is unchanged in kind: calibration is a
 // measurement of a machine that may be shared. ModeRayD never knowingly
@@ -52,8 +53,8 @@
 // where NEAR-CROSSOVER is printed.
 //
 // Place in the package graph: calibrate sits beside shard, not above it. It
-// imports geom and the standard library (plus a terminal progress bar),
-// never shard, driver, launch or accel, and is pure Go; it stores through
+// imports geom and the standard library only (no terminal or progress-bar
+// package), never shard, driver, launch or accel, and is pure Go; it stores through
 // the Layer interface, which *shard.Layer implements. The public package
 // passes its layer, implements the built-in probe on CUDA replicas and
 // marks it with BuiltIn.

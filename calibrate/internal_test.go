@@ -1,12 +1,8 @@
 package calibrate
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -71,20 +67,8 @@ func TestLadder(t *testing.T) {
 	require.Equal(t, [][]float64{{0, 2}, {0, 1}, {0, 0.5}, {0, 0.2}}, Ladder([]float64{0, 2}), "a zero rung is dropped")
 }
 
-func TestIsTerminal(t *testing.T) {
-	require.False(t, isTerminal(&bytes.Buffer{}))
-	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
-	require.NoError(t, err)
-	defer f.Close()
-	require.False(t, isTerminal(f))
-	devnull, err := os.Open(os.DevNull)
-	require.NoError(t, err)
-	defer devnull.Close()
-	require.False(t, isTerminal(devnull), "a character device is not necessarily a terminal")
-	require.False(t, isTerminal((*os.File)(nil)))
-}
-
-// The progress bar is drawn on a terminal only.
+// Progress is reported through Options.Progress: monotone counts, the
+// stages by name, one final update with Finished set; nil is quiet.
 func TestProgress(t *testing.T) {
 	probe := ProbeFuncs{
 		Replica: func(context.Context, int) (time.Duration, error) { return time.Millisecond, nil },
@@ -92,25 +76,34 @@ func TestProgress(t *testing.T) {
 			return time.Duration(float64(time.Millisecond) * (0.5 + w[1]/4)), nil
 		},
 	}
-	run := func(w io.Writer) *Record {
+	run := func(report func(ProgressUpdate)) *Record {
 		r := &run{ctx: t.Context(), probe: probe, devices: []int{0, 1}}
 		var err error
-		r.cfg, err = resolve(probe, Options{Operation: "visible", Progress: w})
+		r.cfg, err = resolve(probe, Options{Operation: "visible", Progress: report})
 		require.NoError(t, err)
 		rec, err := r.calibrate()
 		require.NoError(t, err)
 		return rec
 	}
-	var quiet bytes.Buffer
-	run(&quiet)
-	require.Zero(t, quiet.Len(), "not a terminal: quiet")
+	run(nil) // quiet: nothing to call
 
-	saved := isTerminal
-	t.Cleanup(func() { isTerminal = saved })
-	isTerminal = func(io.Writer) bool { return true }
-	var bar bytes.Buffer
-	rec := run(&bar)
-	require.Contains(t, bar.String(), "ladder visible")
+	var got []ProgressUpdate
+	rec := run(func(u ProgressUpdate) { got = append(got, u) })
+	require.NotEmpty(t, got)
+	stages := map[string]bool{}
+	for i, u := range got {
+		require.Equal(t, "visible", u.Operation)
+		require.LessOrEqual(t, u.Done, u.Total, "update %d", i)
+		require.Equal(t, i == len(got)-1, u.Finished, "update %d", i)
+		if i > 0 {
+			require.GreaterOrEqual(t, u.Done, got[i-1].Done, "counts never go back")
+		}
+		stages[u.Stage] = true
+	}
+	require.True(t, stages["throughput visible"] && stages["ladder visible"], "%v", stages)
+	last := got[len(got)-1]
+	require.Equal(t, last.Done, last.Total)
+	require.Positive(t, last.Done)
 	require.Equal(t, []float64{1, 1}, rec.ThroughputWeights)
 	require.Equal(t, 4, rec.Chosen, "sharding loses here")
 }

@@ -2,7 +2,6 @@ package calibrate
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"time"
@@ -101,9 +100,11 @@ type Options struct {
 	// for instance). Nil means the devices are identical, which is what a
 	// layer guarantees unless its options allow a heterogeneous set.
 	Identities []string
-	// Progress receives a progress bar when it is a terminal; any other
-	// writer (or nil) keeps calibration quiet.
-	Progress io.Writer
+	// Progress, when set, is called on the calibrating goroutine as the
+	// calibration advances (see ProgressUpdate); nil keeps it quiet. A
+	// command renders it, for instance as a progress bar with an ETA on a
+	// terminal: the library draws nothing itself.
+	Progress func(ProgressUpdate)
 }
 
 // config is Options with the defaults filled in and the target resolved.

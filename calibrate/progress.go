@@ -1,65 +1,63 @@
 package calibrate
 
-import (
-	"io"
-	"os"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-)
-
-// isTerminal reports whether w is a terminal (tests replace it).
-var isTerminal = func(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && f != nil && term.IsTerminal(int(f.Fd()))
+// ProgressUpdate reports how far a calibration has come. Done counts the
+// probe runs finished out of Total planned; Total may grow while the
+// calibration runs (a re-measurement or an extra ladder round adds runs).
+// Stage names the current step ("throughput intersect", "ladder
+// intersect", "re-measuring intersect"). The last update of a calibration,
+// successful or not, has Finished set (and Total equal to Done).
+type ProgressUpdate struct {
+	Operation   string
+	Stage       string
+	Done, Total int
+	Finished    bool
 }
 
-// progress counts probe runs on a progress bar, or does nothing when the
-// writer is not a terminal.
+// progress forwards the steps of one calibration to Options.Progress (it
+// does nothing when that is nil). It is used from the calibrating
+// goroutine only.
 type progress struct {
-	bar *progressbar.ProgressBar
+	report func(ProgressUpdate)
+	u      ProgressUpdate
 }
 
-// newProgress starts a bar of total runs on w when w is a terminal.
-func newProgress(w io.Writer, operation string, total int) *progress {
-	if w == nil || !isTerminal(w) {
-		return &progress{}
+// newProgress starts reporting a calibration of operation with total
+// planned runs.
+func newProgress(report func(ProgressUpdate), operation string, total int) *progress {
+	p := &progress{report: report, u: ProgressUpdate{Operation: operation, Stage: "calibrating " + operation, Total: max(total, 1)}}
+	p.send()
+	return p
+}
+
+func (p *progress) send() {
+	if p.report != nil {
+		p.report(p.u)
 	}
-	return &progress{bar: progressbar.NewOptions(max(total, 1),
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("calibrating "+operation),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionSetPredictTime(false),
-		progressbar.OptionClearOnFinish(),
-	)}
 }
 
 // describe names the current stage.
 func (p *progress) describe(s string) {
-	if p.bar != nil {
-		p.bar.Describe(s)
-	}
+	p.u.Stage = s
+	p.send()
 }
 
 // step counts one probe run.
 func (p *progress) step() {
-	if p.bar != nil {
-		_ = p.bar.Add(1)
-	}
+	p.u.Done++
+	p.u.Total = max(p.u.Total, p.u.Done)
+	p.send()
 }
 
 // grow adds n planned runs.
 func (p *progress) grow(n int) {
-	if p.bar != nil && n > 0 {
-		p.bar.AddMax(n)
+	if n > 0 {
+		p.u.Total += n
+		p.send()
 	}
 }
 
-// done finishes the bar at whatever count was reached.
+// done reports the end at whatever count was reached.
 func (p *progress) done() {
-	if p.bar != nil {
-		p.bar.ChangeMax64(max(p.bar.State().CurrentNum, 1))
-		_ = p.bar.Finish()
-	}
+	p.u.Total, p.u.Finished = max(p.u.Done, 1), true
+	p.send()
 }

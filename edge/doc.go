@@ -28,5 +28,13 @@
 // length and a *geom.ArgumentError (errors.Is geom.ErrInvalidArgument) for
 // an argument outside its domain, such as k outside [1, MaxK].
 //
-// edge imports only the standard library and geom.
+// Rows run in blocks on up to GOMAXPROCS goroutines. The *Context variants
+// (NearestPointContext, NearestRayContext, NearestKContext) check their
+// context between blocks and return an error wrapping ctx.Err() once it is
+// done; the plain methods run with context.Background(). NearestK checks
+// its N × k record against geom.HostMemoryLimit() before allocating it
+// (CheckTopK).
+//
+// edge imports only the standard library, geom and the row scheduler
+// internal/par.
 package edge

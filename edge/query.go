@@ -1,12 +1,12 @@
 package edge
 
 import (
+	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/par"
 )
 
 // PointResult is the NearestPointEdge record of spec §5.1, one row per
@@ -181,8 +181,19 @@ func (s *Scene) nearestPoint(p vec) (id int, sBest float64, q vec, d2 float64) {
 // as is every row of a scene without enabled edges. Distances are computed
 // in float64; ties go to the lowest global edge id.
 func (s *Scene) NearestPoint(p []float32, active []bool) (*PointResult, error) {
+	return s.NearestPointContext(context.Background(), p, active)
+}
+
+// NearestPointContext is NearestPoint honouring ctx: checked before the
+// result is allocated, after the index is built and between blocks of
+// rows; once ctx is done it returns no result and an error wrapping
+// ctx.Err().
+func (s *Scene) NearestPointContext(ctx context.Context, p []float32, active []bool) (*PointResult, error) {
 	n, err := s.checkPoints(p, active)
 	if err != nil {
+		return nil, err
+	}
+	if err := cancelled(ctx, "nearest_edge(point)"); err != nil {
 		return nil, err
 	}
 	r := NewPointResult(n)
@@ -190,7 +201,7 @@ func (s *Scene) NearestPoint(p []float32, active []bool) (*PointResult, error) {
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestPoint
 	}
-	parallelRows(n, func(lo, hi int) {
+	if err := parallelRows(ctx, "nearest_edge(point)", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			pi, ok := load3(p, i)
 			if !ok || (len(active) != 0 && !active[i]) {
@@ -205,7 +216,9 @@ func (s *Scene) NearestPoint(p []float32, active []bool) (*PointResult, error) {
 			r.EdgeT[i] = float32(sp)
 			r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -233,6 +246,11 @@ func rayLimit(tmax []float32, i int) (float64, bool) {
 // non-finite o or d or a NaN tmax are misses. Ties go to the lowest global
 // edge id.
 func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, error) {
+	return s.NearestRayContext(context.Background(), o, d, tmax, active)
+}
+
+// NearestRayContext is NearestRay honouring ctx (see NearestPointContext).
+func (s *Scene) NearestRayContext(ctx context.Context, o, d, tmax []float32, active []bool) (*RayResult, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -240,12 +258,15 @@ func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, err
 	if err != nil {
 		return nil, err
 	}
+	if err := cancelled(ctx, "nearest_edge(ray)"); err != nil {
+		return nil, err
+	}
 	r := NewRayResult(n)
 	find := s.nearestRay
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestRay
 	}
-	parallelRows(n, func(lo, hi int) {
+	if err := parallelRows(ctx, "nearest_edge(ray)", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			oi, ok1 := load3(o, i)
 			di, ok2 := load3(d, i)
@@ -265,32 +286,33 @@ func (s *Scene) NearestRay(o, d, tmax []float32, active []bool) (*RayResult, err
 			store3(r.EdgePoint, i, axpy(se, sub(b, a), a))
 			r.ShapeID[i], r.EdgeID[i], r.GlobalEdgeID[i] = s.Edges.ShapeID[id], s.Edges.LocalID[id], int32(id)
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
-// parallelRows runs fn over [0, n) split into contiguous blocks on up to
-// GOMAXPROCS goroutines (one block below parallelMinRows rows).
-func parallelRows(n int, fn func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), (n+parallelMinRows-1)/parallelMinRows)
-	if workers <= 1 {
-		fn(0, n)
-		return
+// blockRows is the number of rows a goroutine takes at a time; the
+// context is checked between blocks.
+const blockRows = 512
+
+// parallelRows runs fn over blocks of [0, n) on up to GOMAXPROCS goroutines
+// and stops starting blocks once ctx is done (the error names op and wraps
+// ctx.Err()).
+func parallelRows(ctx context.Context, op string, n int, fn func(lo, hi int)) error {
+	if err := par.Rows(ctx, n, blockRows, fn); err != nil {
+		return fmt.Errorf("edge: %s cancelled: %w", op, err)
 	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
-	}
-	wg.Wait()
+	return nil
 }
 
-// parallelMinRows is the fewest rows worth a goroutine.
-const parallelMinRows = 2048
+// cancelled is the error of a call whose context is already done, or nil.
+func cancelled(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("edge: %s cancelled: %w", op, err)
+	}
+	return nil
+}
 
 // indexWork is the query work (rows × edges) above which a query builds an
 // Index instead of scanning every edge for every row.
@@ -338,6 +360,13 @@ func (s *Scene) nearestRay(o, d vec, tmax float64) (id int, t, se, d2 float64) {
 // invalid; inactive rows and rows with a non-finite coordinate have every
 // slot invalid. k outside [1, MaxK] is a *geom.ArgumentError.
 func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
+	return s.NearestKContext(context.Background(), p, k, active)
+}
+
+// NearestKContext is NearestK honouring ctx (see NearestPointContext). The
+// record of N × k slots is checked against geom.HostMemoryLimit() before it
+// is allocated (CheckTopK).
+func (s *Scene) NearestKContext(ctx context.Context, p []float32, k int, active []bool) (*TopK, error) {
 	if err := CheckK(k); err != nil {
 		return nil, err
 	}
@@ -345,12 +374,18 @@ func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckTopK(n, k, geom.HostMemoryLimit()); err != nil {
+		return nil, err
+	}
+	if err := cancelled(ctx, "nearest_edges"); err != nil {
+		return nil, err
+	}
 	r := NewTopK(n, k)
 	find := s.nearestK
 	if x := s.indexFor(n); x != nil {
 		find = x.nearestK
 	}
-	parallelRows(n, func(lo, hi int) {
+	if err := parallelRows(ctx, "nearest_edges", n, func(lo, hi int) {
 		best := make([]kslot, 0, k)
 		for i := lo; i < hi; i++ {
 			pi, ok := load3(p, i)
@@ -369,7 +404,9 @@ func (s *Scene) NearestK(p []float32, k int, active []bool) (*TopK, error) {
 				r.Boundary[x] = s.Edges.IsBoundary(b.id)
 			}
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -379,4 +416,22 @@ func CheckK(k int) error {
 		return &geom.ArgumentError{Field: "k", Reason: fmt.Sprintf("%d not in [1,%d]", k, MaxK)}
 	}
 	return nil
+}
+
+// TopKSlotBytes is the size of one slot of a TopK record (valid 1,
+// distance 4, point 12, edge_t 4, edge_point 12, three ids 12, boundary 1).
+const TopKSlotBytes = 46
+
+// CheckTopK validates a nearest_edges request before anything is
+// allocated: k by CheckK, n ≥ 0, and a record of n × k slots of
+// TopKSlotBytes within limit bytes (pass geom.HostMemoryLimit() for the
+// host record, the device's free memory for a device one). Errors: an
+// *geom.ArgumentError (geom.ErrInvalidArgument) or a *geom.AllocationError
+// (geom.ErrTooLarge).
+func CheckTopK(n, k int, limit int64) error {
+	if err := CheckK(k); err != nil {
+		return err
+	}
+	_, err := geom.CheckAlloc("nearest_edges record", limit, n, k, TopKSlotBytes)
+	return err
 }

@@ -15,4 +15,19 @@
 // ids are int32 with InvalidID (-1) for "none"; directions are never
 // normalized, so every ray parameter t is measured in units of the given
 // direction.
+//
+// # Non-finite rows
+//
+// The visibility operations split on a row with a NaN or infinite
+// coordinate (operation spec §0.2, §4), and the split is part of the
+// contract:
+//
+//   - visible (ref.Scene.Visible and the device kernels): the row is traced
+//     unvalidated, finds no hit and is a miss, hence visible: true;
+//   - visible_pair, visible_edge and visible_chain (VisiblePair,
+//     VisibleEdge, VisibleChain): the row is treated as inactive, hence
+//     false (and −1 for the chain's blocked segment and prim).
+//
+// So a NaN start is visible to Visible and not visible to VisiblePair.
+// Callers that want one rule for both mask such rows themselves.
 package geom

@@ -35,6 +35,24 @@ type Hits struct {
 // NewHits allocates a record of n rows for the fields selected by flags
 // (bits outside FlagsAll are dropped), every row set to the miss record.
 func NewHits(n int, flags Flags) *Hits {
+	h := NewHitsZeroed(n, flags)
+	inf := float32(math.Inf(1))
+	for i := range n {
+		h.T[i] = inf
+	}
+	for _, ids := range [][]int32{h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID} {
+		for i := range ids {
+			ids[i] = InvalidID
+		}
+	}
+	return h
+}
+
+// NewHitsZeroed is NewHits without the miss record: every value is zero,
+// which is not a valid row, so the caller must write every row (a hit, or
+// SetMiss). A parallel producer uses it to initialize rows where it writes
+// them instead of in a serial pass before.
+func NewHitsZeroed(n int, flags Flags) *Hits {
 	flags &= FlagsAll
 	h := &Hits{Flags: flags, T: make([]float32, n)}
 	if flags.Has(FlagGeometric) {
@@ -51,15 +69,6 @@ func NewHits(n int, flags Flags) *Hits {
 	}
 	if flags.Has(FlagUV) {
 		h.UV = make([]float32, 2*n)
-	}
-	inf := float32(math.Inf(1))
-	for i := range n {
-		h.T[i] = inf
-	}
-	for _, ids := range [][]int32{h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID} {
-		for i := range ids {
-			ids[i] = InvalidID
-		}
 	}
 	return h
 }
@@ -114,20 +123,30 @@ type Reflections struct {
 	ImageSources []float32
 }
 
-// NewReflections allocates n rows of b slots, every slot empty.
+// NewReflections allocates n rows of b slots, every slot empty. The size
+// is the caller's: validate it first with CheckReflections, which refuses
+// a bounce count above MaxBounces and a record larger than the memory it
+// may take.
 func NewReflections(n, b int) *Reflections {
-	r := &Reflections{
+	r := NewReflectionsZeroed(n, b)
+	for i := range r.T {
+		r.T[i] = ReflectionMiss
+		r.PrimIDs[i] = InvalidID
+	}
+	return r
+}
+
+// NewReflectionsZeroed is NewReflections without the empty-slot record:
+// every value is zero, so the caller must write every row (SetMiss, then
+// its hits). Validate the size with CheckReflections first.
+func NewReflectionsZeroed(n, b int) *Reflections {
+	return &Reflections{
 		Bounces:      b,
 		Valid:        make([]bool, n*b),
 		T:            make([]float32, n*b),
 		PrimIDs:      make([]int32, n*b),
 		ImageSources: make([]float32, 3*n*b),
 	}
-	for i := range r.T {
-		r.T[i] = ReflectionMiss
-		r.PrimIDs[i] = InvalidID
-	}
-	return r
 }
 
 // Len is the number of rows.

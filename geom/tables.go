@@ -6,14 +6,16 @@ import (
 	"math"
 )
 
-// Sentinel errors of scene construction and vertex updates.
+// Sentinel errors of scene construction and vertex updates. ErrMeshIndex
+// and ErrNotDynamic are arguments outside their domain: both also match
+// ErrInvalidArgument.
 var (
 	// ErrNoMeshes is returned by BuildTables for an empty mesh list.
 	ErrNoMeshes = errors.New("geom: scene has no meshes")
 	// ErrMeshIndex is returned for a mesh index outside [0, NumMeshes).
-	ErrMeshIndex = errors.New("geom: mesh index out of range")
+	ErrMeshIndex = fmt.Errorf("%w: mesh index out of range", ErrInvalidArgument)
 	// ErrNotDynamic is returned when the vertices of a static mesh are updated.
-	ErrNotDynamic = errors.New("geom: mesh is not dynamic")
+	ErrNotDynamic = fmt.Errorf("%w: the mesh is not dynamic", ErrInvalidArgument)
 )
 
 // Tables is the scene-global indexing of spec §1.2: the meshes concatenated in

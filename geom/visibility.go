@@ -39,7 +39,9 @@ func on(active []bool, i int) bool { return len(active) == 0 || active[i] }
 // VisiblePair is visible_pair (spec §4.2): per row, whether start→endA and
 // start→endB are unobstructed, hits on the row's ignored prims skipped
 // (ignore holds K ids per row, −1 pads, or is empty). Inactive rows and
-// rows with a non-finite coordinate are false for both.
+// rows with a non-finite coordinate are false for both: unlike visible,
+// where such a row is a miss and therefore visible (see "Non-finite
+// rows" in the package documentation).
 func VisiblePair(start, endA, endB []float32, ignore []int32, active []bool, q SegmentBlockers) (a, b []bool, err error) {
 	batch, err := PairSegments(start, endA, endB, ignore, active)
 	if err != nil {
@@ -71,7 +73,8 @@ type EdgeSamples struct {
 // VisibleEdge is visible_edge (spec §4.2): per row, whether any sample
 // p = Position + (TMin + f·max(TMax − TMin, 0))·Direction, f in Fractions,
 // is visible from Source (float32 arithmetic, each operation rounded).
-// Inactive rows and rows with a non-finite input are false.
+// Inactive rows and rows with a non-finite input are false (inactive, not
+// a miss; see "Non-finite rows" in the package documentation).
 func VisibleEdge(e EdgeSamples, q SegmentBlockers) ([]bool, error) {
 	batch, err := EdgeSegments(e)
 	if err != nil {
@@ -99,7 +102,8 @@ type ChainVisibility struct {
 // P−1)−1 (point j to point j+1) and stops at the first blocked one. ignore
 // holds K ids per segment slot (N·(P−1)·K, −1 pads) or is empty. Inactive
 // rows and rows with a non-finite point on a walked segment give (false,
-// −1, −1); a row with no segment is all visible.
+// −1, −1) (inactive, not a miss; see "Non-finite rows" in the package
+// documentation); a row with no segment is all visible.
 func VisibleChain(points []float32, p int, length []int32, ignore []int32, active []bool, q SegmentBlockers) (*ChainVisibility, error) {
 	batch, err := ChainSegments(points, p, length, ignore, active)
 	if err != nil {

@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"context"
 	"math"
 
 	"github.com/rayd-go/rayd/geom"
@@ -85,7 +86,14 @@ type bvh struct {
 	prims []int32
 }
 
-func buildBVH(tris []triangle) *bvh {
+// buildCheckPrims is the subtree size from which the build checks its
+// context before splitting: a subtree that small builds in well under a
+// millisecond.
+const buildCheckPrims = 1024
+
+// buildBVH builds the tree over tris, checking ctx before every split of a
+// large subtree; once ctx is done it stops and returns ctx.Err().
+func buildBVH(ctx context.Context, tris []triangle) (*bvh, error) {
 	n := len(tris)
 	b := &bvh{prims: make([]int32, n), nodes: make([]bvhNode, 0, 2*(n/2+1))}
 	boxes := make([]aabb, n)
@@ -97,12 +105,35 @@ func buildBVH(tris []triangle) *bvh {
 			cents[i][k] = (boxes[i].lo[k] + boxes[i].hi[k]) / 2
 		}
 	}
-	b.build(0, n, boxes, cents)
-	return b
+	bd := builder{bvh: b, ctx: ctx, boxes: boxes, cents: cents}
+	bd.build(0, n)
+	if bd.err != nil {
+		return nil, bd.err
+	}
+	return b, nil
 }
 
-// build creates the subtree over prims[lo:hi] and returns its root index.
-func (b *bvh) build(lo, hi int, boxes []aabb, cents [][3]float64) int32 {
+// builder carries the state of one build.
+type builder struct {
+	*bvh
+	ctx   context.Context
+	err   error
+	boxes []aabb
+	cents [][3]float64
+}
+
+// build creates the subtree over prims[lo:hi] and returns its root index;
+// after a cancellation it records the error and builds nothing more.
+func (bd *builder) build(lo, hi int) int32 {
+	if bd.err != nil {
+		return -1
+	}
+	if hi-lo >= buildCheckPrims {
+		if bd.err = bd.ctx.Err(); bd.err != nil {
+			return -1
+		}
+	}
+	b, boxes, cents := bd.bvh, bd.boxes, bd.cents
 	idx := int32(len(b.nodes))
 	box, cb := emptyBox(), emptyBox()
 	for _, p := range b.prims[lo:hi] {
@@ -115,8 +146,8 @@ func (b *bvh) build(lo, hi int, boxes []aabb, cents [][3]float64) int32 {
 		return idx
 	}
 	mid := b.split(lo, hi, cb, boxes, cents)
-	b.build(lo, mid, boxes, cents)
-	right := b.build(mid, hi, boxes, cents)
+	bd.build(lo, mid)
+	right := bd.build(mid, hi)
 	b.nodes[idx].right = right
 	b.nodes[idx].start, b.nodes[idx].count = 0, 0
 	return idx

@@ -12,6 +12,16 @@
 // acceptable hit) or by brute force over every triangle; both give
 // bit-identical answers.
 //
-// ref imports only geom and the standard library. Batches are split into
-// chunks that run on up to runtime.GOMAXPROCS goroutines.
+// Batches are split into blocks of 256 rows that run on up to
+// runtime.GOMAXPROCS goroutines. The *Context variants of the queries
+// (IntersectContext, TraceReflectionsContext, VisibleContext,
+// SegmentBlockersContext) and NewSceneContext check their context between
+// blocks (between the splits of large subtrees while building) and return
+// an error wrapping ctx.Err() once it is done; the plain methods run with
+// context.Background(). Work sized by the caller is bounded before anything
+// is allocated: trace_reflections refuses a bounce count above
+// geom.MaxBounces and a record larger than geom.HostMemoryLimit().
+//
+// ref imports only geom, the row scheduler internal/par and the standard
+// library.
 package ref

@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rayd-go/rayd/geom"
@@ -23,6 +24,14 @@ import (
 // *ArgumentError (ErrInvalidArgument) for flags outside geom.FlagsAll. An
 // empty batch returns an empty record.
 func (s *Scene) Intersect(o, d, tmax []float32, active []bool, flags geom.Flags) (*geom.Hits, error) {
+	return s.IntersectContext(context.Background(), o, d, tmax, active, flags)
+}
+
+// IntersectContext is Intersect honouring ctx: it checks ctx before the
+// result is allocated and between blocks of rows, and once ctx is done it
+// returns no record and an error wrapping ctx.Err() (errors.Is
+// context.Canceled or context.DeadlineExceeded) within one block's time.
+func (s *Scene) IntersectContext(ctx context.Context, o, d, tmax []float32, active []bool, flags geom.Flags) (*geom.Hits, error) {
 	n, err := geom.CheckRays(o, d, tmax, active)
 	if err != nil {
 		return nil, err
@@ -30,27 +39,35 @@ func (s *Scene) Intersect(o, d, tmax []float32, active []bool, flags geom.Flags)
 	if !flags.Valid() {
 		return nil, &ArgumentError{Field: "flags", Reason: fmt.Sprintf("unknown bits %#x", uint32(flags&^geom.FlagsAll))}
 	}
-	h := geom.NewHits(n, flags)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ref: intersect cancelled: %w", err)
+	}
+	h := geom.NewHitsZeroed(n, flags) // every row is written below
 	if n == 0 {
 		return h, nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	parallelRows(n, func(lo, hi int) {
+	if err := parallelRows(ctx, "intersect", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s.intersectRow(h, i, o, d, tmax, active)
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
-// intersectRow traces row i and writes its hit into h (h starts as misses).
+// intersectRow traces row i and writes its hit, or the miss record, into
+// h (h starts zeroed).
 func (s *Scene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active []bool) {
 	if len(active) > 0 && !active[i] {
+		h.SetMiss(i)
 		return
 	}
 	oi, di := row3(o, i), row3(d, i)
 	if !geom.IsFinite3(oi) || !geom.IsFinite3(di) {
+		h.SetMiss(i)
 		return
 	}
 	tm := geom.DefaultTMax
@@ -59,6 +76,7 @@ func (s *Scene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active [
 	}
 	hit, ok := s.closest(oi, di, geom.TMin, tm)
 	if !ok {
+		h.SetMiss(i)
 		return
 	}
 	h.T[i] = hit.T

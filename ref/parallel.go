@@ -1,37 +1,24 @@
 package ref
 
 import (
-	"runtime"
-	"sync"
-	"sync/atomic"
+	"context"
+	"fmt"
+
+	"github.com/rayd-go/rayd/internal/par"
 )
 
-// minChunk is the smallest number of rows handed to one goroutine at a time.
-const minChunk = 256
+// blockRows is the number of rows handed to one goroutine at a time; the
+// context is checked between blocks, so a cancelled call returns within
+// one block's time (about a millisecond on the heavy benchmark scene).
+const blockRows = 256
 
-// parallelRows calls body on disjoint row ranges covering [0, n), using up to
-// runtime.GOMAXPROCS goroutines that take chunks in turn. Rows are
-// independent, so the result does not depend on the schedule.
-func parallelRows(n int, body func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers <= 1 || n <= minChunk {
-		body(0, n)
-		return
+// parallelRows calls body on disjoint row blocks covering [0, n) on up to
+// runtime.GOMAXPROCS goroutines, and stops starting blocks once ctx is
+// done: the error then names op and wraps ctx.Err(). Rows are independent,
+// so the result does not depend on the schedule.
+func parallelRows(ctx context.Context, op string, n int, body func(lo, hi int)) error {
+	if err := par.Rows(ctx, n, blockRows, body); err != nil {
+		return fmt.Errorf("ref: %s cancelled: %w", op, err)
 	}
-	chunk := max(minChunk, (n+4*workers-1)/(4*workers))
-	workers = min(workers, (n+chunk-1)/chunk)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= n {
-					return
-				}
-				body(lo, min(lo+chunk, n))
-			}
-		})
-	}
-	wg.Wait()
+	return nil
 }

@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rayd-go/rayd/geom"
@@ -20,32 +21,52 @@ import (
 // Empty slots, inactive rows and rows with a non-finite origin or direction
 // hold valid false, t = geom.ReflectionMiss, prim -1 and a zero image.
 //
-// Errors: an *ArgumentError when maxBounces < 1, a *LengthError for
-// mismatched slices. An empty batch returns an empty record.
+// Errors: an *ArgumentError when maxBounces < 1 or maxBounces >
+// geom.MaxBounces, a *LengthError for mismatched slices, and a
+// *geom.AllocationError (geom.ErrTooLarge) when the record of N ×
+// maxBounces slots would not fit in geom.HostMemoryLimit(): all before
+// anything is allocated. An empty batch returns an empty record.
 func (s *Scene) TraceReflections(o, d, tmax []float32, active []bool, maxBounces int) (*geom.Reflections, error) {
-	if maxBounces < 1 {
-		return nil, &ArgumentError{Field: "maxBounces", Reason: fmt.Sprintf("%d, must be at least 1", maxBounces)}
+	return s.TraceReflectionsContext(context.Background(), o, d, tmax, active, maxBounces)
+}
+
+// TraceReflectionsContext is TraceReflections honouring ctx: it checks ctx
+// before the record is allocated and between blocks of rows, and once ctx
+// is done it returns no record and an error wrapping ctx.Err().
+func (s *Scene) TraceReflectionsContext(ctx context.Context, o, d, tmax []float32, active []bool, maxBounces int) (*geom.Reflections, error) {
+	if err := geom.CheckBounces(maxBounces); err != nil {
+		return nil, err
 	}
 	n, err := geom.CheckRays(o, d, tmax, active)
 	if err != nil {
 		return nil, err
 	}
-	r := geom.NewReflections(n, maxBounces)
+	if err := geom.CheckReflections(n, maxBounces, true, geom.HostMemoryLimit()); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ref: trace_reflections cancelled: %w", err)
+	}
+	r := geom.NewReflectionsZeroed(n, maxBounces) // every row is written below
 	if n == 0 {
 		return r, nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	parallelRows(n, func(lo, hi int) {
+	if err := parallelRows(ctx, "trace_reflections", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s.reflectRow(r, i, o, d, tmax, active)
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
-// reflectRow traces the chain of row i into r (r starts with empty slots).
+// reflectRow traces the chain of row i into r: every slot of the row is
+// emptied first (r starts zeroed), then the hits are written.
 func (s *Scene) reflectRow(r *geom.Reflections, i int, o, d, tmax []float32, active []bool) {
+	r.SetMiss(i)
 	if len(active) > 0 && !active[i] {
 		return
 	}

@@ -1,6 +1,8 @@
 package ref
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -59,8 +61,19 @@ type Scene struct {
 // face; otherwise geom.ErrNoMeshes). Unless BruteForce is given it builds a
 // BVH.
 func NewScene(t *geom.Tables, opts ...Option) (*Scene, error) {
+	return NewSceneContext(context.Background(), t, opts...)
+}
+
+// NewSceneContext is NewScene honouring ctx: the BVH build checks it before
+// splitting every large subtree, and once ctx is done it returns no scene
+// and an error wrapping ctx.Err() (errors.Is context.Canceled or
+// context.DeadlineExceeded).
+func NewSceneContext(ctx context.Context, t *geom.Tables, opts ...Option) (*Scene, error) {
 	if t == nil || t.NumFaces() == 0 {
 		return nil, geom.ErrNoMeshes
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ref: scene build cancelled: %w", err)
 	}
 	var o options
 	for _, opt := range opts {
@@ -69,7 +82,11 @@ func NewScene(t *geom.Tables, opts ...Option) (*Scene, error) {
 	s := &Scene{tables: t}
 	s.loadTriangles()
 	if !o.bruteForce {
-		s.bvh = buildBVH(s.tris)
+		b, err := buildBVH(ctx, s.tris)
+		if err != nil {
+			return nil, fmt.Errorf("ref: scene build cancelled: %w", err)
+		}
+		s.bvh = b
 	}
 	return s, nil
 }

@@ -1,6 +1,8 @@
 package ref
 
 import (
+	"context"
+	"fmt"
 	"math"
 
 	"github.com/rayd-go/rayd/geom"
@@ -16,13 +18,25 @@ import (
 //	visible = no triangle hit with t ∈ [geom.MultipathTMin, tmax]
 //
 // Inactive rows are false. Rows with a non-finite coordinate find no hit
-// and are reported visible (a miss, as for intersect). Errors: a
-// *LengthError for mismatched slices; an empty batch returns an empty
-// slice.
+// and are reported visible: a miss, as for intersect (spec §0.2, §4.1).
+// The visibility variants (geom.VisiblePair, VisibleEdge, VisibleChain,
+// built on SegmentBlockers) treat such a row as inactive instead, hence
+// false: see "Non-finite rows" in package geom. Errors: a *LengthError
+// for mismatched slices; an empty batch returns an empty slice.
 func (s *Scene) Visible(start, end []float32, active []bool) ([]bool, error) {
+	return s.VisibleContext(context.Background(), start, end, active)
+}
+
+// VisibleContext is Visible honouring ctx: it checks ctx between blocks of
+// rows and once ctx is done returns no result and an error wrapping
+// ctx.Err().
+func (s *Scene) VisibleContext(ctx context.Context, start, end []float32, active []bool) ([]bool, error) {
 	n, err := geom.CheckSegments(start, end, active)
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ref: visible cancelled: %w", err)
 	}
 	out := make([]bool, n)
 	if n == 0 {
@@ -30,14 +44,16 @@ func (s *Scene) Visible(start, end []float32, active []bool) ([]bool, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	parallelRows(n, func(lo, hi int) {
+	if err := parallelRows(ctx, "visible", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if len(active) > 0 && !active[i] {
 				continue
 			}
 			out[i] = s.segmentVisible(row3(start, i), row3(end, i))
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -69,9 +85,18 @@ func segmentRay(a, b [3]float32) (origin, dir [3]float32, tmax float32, ok bool)
 // blocker (the hit of least t in [geom.MultipathTMin, tmax] under Visible's
 // segment rule, ties to the lower prim id) that is not in the segment's
 // ignore row, or −1 when nothing blocks it. Inactive, non-finite and
-// degenerate segments give −1. ignore holds k ids per segment (−1 pads) or
-// is empty (k is then ignored).
+// degenerate segments give −1 (the variants built on it therefore report a
+// non-finite row as not visible). ignore holds k ids per segment (−1 pads)
+// or is empty (k is then ignored). It has the signature of
+// geom.SegmentBlockers.
 func (s *Scene) SegmentBlockers(start, end []float32, active []bool, ignore []int32, k int) ([]int32, error) {
+	return s.SegmentBlockersContext(context.Background(), start, end, active, ignore, k)
+}
+
+// SegmentBlockersContext is SegmentBlockers honouring ctx between blocks of
+// rows; once ctx is done it returns no result and an error wrapping
+// ctx.Err().
+func (s *Scene) SegmentBlockersContext(ctx context.Context, start, end []float32, active []bool, ignore []int32, k int) ([]int32, error) {
 	n, err := geom.CheckSegments(start, end, active)
 	if err != nil {
 		return nil, err
@@ -79,10 +104,13 @@ func (s *Scene) SegmentBlockers(start, end []float32, active []bool, ignore []in
 	if len(ignore) > 0 && (k < 1 || len(ignore) != n*k) {
 		return nil, &geom.LengthError{Field: "ignore", Want: n * max(k, 1), Got: len(ignore), PerRow: max(k, 1)}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ref: segment blockers cancelled: %w", err)
+	}
 	out := make([]int32, n)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	parallelRows(n, func(lo, hi int) {
+	if err := parallelRows(ctx, "segment blockers", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = geom.InvalidID
 			if len(active) > 0 && !active[i] {
@@ -100,6 +128,8 @@ func (s *Scene) SegmentBlockers(start, end []float32, active []bool, ignore []in
 				out[i] = h.Prim
 			}
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

@@ -3,6 +3,8 @@ package ref
 import (
 	"math"
 	"testing"
+
+	"github.com/rayd-go/rayd/geom"
 )
 
 func TestVisibleSegmentRules(t *testing.T) {
@@ -80,5 +82,29 @@ func TestVisibleMatchesIntersect(t *testing.T) {
 				t.Fatalf("row %d: nothing near the segment but blocked", i)
 			}
 		}
+	}
+}
+
+// The contract's split on non-finite rows (spec §0.2, §4): visible traces
+// the row and finds no hit (visible: true); the variants treat it as
+// inactive (false).
+func TestNonFiniteRowsVisibleVersusVariants(t *testing.T) {
+	s, _ := scenes(t, unitTriangle)
+	nan := float32(math.NaN())
+	start := []float32{nan, 0.25, 1, 0.25, 0.25, 1}
+	end := []float32{0.25, 0.25, -1, 0.25, 0.25, -1}
+	vis, err := s.Visible(start, end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !vis[0] || vis[1] {
+		t.Errorf("visible: NaN row %v (want true, a miss), blocked row %v (want false)", vis[0], vis[1])
+	}
+	a, b, err := geom.VisiblePair(start, end, end, nil, nil, s.SegmentBlockers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a[0] || b[0] {
+		t.Errorf("visible_pair: NaN row (%v, %v), want (false, false): inactive", a[0], b[0])
 	}
 }

@@ -99,37 +99,13 @@ func (r *CoherentResult) Add(o *CoherentResult) error {
 // without range reduction). Inactive lanes count nothing.
 func AccumDfrCoherentDirect(sc Scene, st *DfrStates, g DfrGrid, m *DfrMaterial, active []bool, opt CoherentOptions) (*CoherentResult, error) {
 	const op = "accum_dfr_coherent_direct"
-	if st != nil && st.Count < 0 {
-		return nil, newErr(op, "states.count", ErrStateCount, "state_limit must be non-negative.")
-	}
-	gv, err := checkGrid(op, g)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkWavelength(op, opt.Wavelength); err != nil {
-		return nil, err
-	}
-	states, err := checkStates(op, st)
-	if err != nil {
-		return nil, err
-	}
 	tr := tracer{sc}
-	mv, err := checkMaterial(op, m, tr.faces(), -1)
+	v, err := validateCoherent(op, tr.faces(), st, g, m, active, opt)
 	if err != nil {
 		return nil, err
 	}
-	S := len(states)
-	total := int64(S) * int64(gv.cells)
-	if err := checkInt32(op, "total_lane_count", total); err != nil {
-		return nil, err
-	}
-	n, err := resolveWindow(op, opt.LaneOffset, opt.LaneCount, int(total))
-	if err != nil {
-		return nil, err
-	}
-	if err := checkActive(op, active, S); err != nil {
-		return nil, err
-	}
+	gv, mv, n, S := v.grid, v.mat, v.lanes, v.states
+	states := widenStates(st, S)
 	r := newCoherentResult(gv.res0, gv.res1)
 	k := 2 * math.Pi / opt.Wavelength
 	for l := opt.LaneOffset; l < opt.LaneOffset+n; l++ {
@@ -171,6 +147,49 @@ func AccumDfrCoherentDirect(sc Scene, st *DfrStates, g DfrGrid, m *DfrMaterial, 
 		r.DirectCount[cell]++
 	}
 	return r, nil
+}
+
+// validateCoherent checks the inputs of accum_dfr_coherent_direct in
+// RayD's order, then the size of the result grids, without allocating.
+func validateCoherent(op string, faces int, st *DfrStates, g DfrGrid, m *DfrMaterial, active []bool, opt CoherentOptions) (validated, error) {
+	var v validated
+	if st != nil && st.Count < 0 {
+		return v, newErr(op, "states.count", ErrStateCount, "state_limit must be non-negative.")
+	}
+	var err error
+	if v.grid, err = checkGrid(op, g); err != nil {
+		return v, err
+	}
+	if err := checkWavelength(op, opt.Wavelength); err != nil {
+		return v, err
+	}
+	if v.states, err = checkStateTable(op, st); err != nil {
+		return v, err
+	}
+	if v.mat, err = checkMaterial(op, m, faces, -1); err != nil {
+		return v, err
+	}
+	total := int64(v.states) * int64(v.grid.cells)
+	if err := checkInt32(op, "total_lane_count", total); err != nil {
+		return v, err
+	}
+	if v.lanes, err = resolveWindow(op, opt.LaneOffset, opt.LaneCount, int(total)); err != nil {
+		return v, err
+	}
+	if err := checkActive(op, active, v.states); err != nil {
+		return v, err
+	}
+	return v, checkResult(op, "grids", v.grid.cells, CoherentCellBytes)
+}
+
+// ValidateAccumDfrCoherentDirect checks the arguments of
+// AccumDfrCoherentDirect on a scene of faces faces exactly as it does,
+// including the size of the result grids against geom.HostMemoryLimit(),
+// without tracing or allocating anything, and returns the number of lanes
+// of the window.
+func ValidateAccumDfrCoherentDirect(faces int, st *DfrStates, g DfrGrid, m *DfrMaterial, active []bool, opt CoherentOptions) (lanes int, err error) {
+	v, err := validateCoherent("accum_dfr_coherent_direct", faces, st, g, m, active, opt)
+	return v.lanes, err
 }
 
 // StationaryParameter is the edge parameter, measured from origin along the

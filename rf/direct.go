@@ -97,55 +97,84 @@ type directCall struct {
 
 func (c *directCall) total() int { return c.D + c.K + c.X }
 
-// newDirectCall validates the inputs of accum_dfr_direct in RayD's order.
+// newDirectCall validates the inputs of accum_dfr_direct in RayD's order
+// (validateDirect) and widens the states.
 func newDirectCall(op string, sc Scene, st *DfrStates, g DfrGrid, m *DfrMaterial, active []bool, o AccumOptions) (*directCall, error) {
-	if st != nil && st.Count < 0 {
-		return nil, newErr(op, "states.count", ErrStateCount, "state_limit must be non-negative.")
-	}
-	gv, err := checkGrid(op, g)
+	tr := tracer{sc}
+	v, err := validateDirect(op, tr.faces(), st, g, m, active, o)
 	if err != nil {
 		return nil, err
 	}
+	return &directCall{tr: tr, states: widenStates(st, v.states), grid: v.grid, mat: v.mat, active: active,
+		lambda: o.Wavelength, D: o.DirectSamples, K: o.KellerSamples, X: o.SuffixSamples, seed: uint32(o.Seed),
+		lo: o.LaneOffset, hi: o.LaneOffset + v.lanes}, nil
+}
+
+// validated is what the validation of a grid operation found: the grid, the
+// material, the state count and the lanes of the window.
+type validated struct {
+	grid   gridView
+	mat    matView
+	states int
+	lanes  int
+}
+
+// validateDirect checks the inputs of accum_dfr_direct in RayD's order,
+// then the size of the result grids, without allocating.
+func validateDirect(op string, faces int, st *DfrStates, g DfrGrid, m *DfrMaterial, active []bool, o AccumOptions) (validated, error) {
+	var v validated
+	if st != nil && st.Count < 0 {
+		return v, newErr(op, "states.count", ErrStateCount, "state_limit must be non-negative.")
+	}
+	var err error
+	if v.grid, err = checkGrid(op, g); err != nil {
+		return v, err
+	}
 	if err := checkWavelength(op, o.Wavelength); err != nil {
-		return nil, err
+		return v, err
 	}
 	for _, c := range []struct {
 		name string
 		v    int
 	}{{"direct_samples", o.DirectSamples}, {"keller_samples", o.KellerSamples}, {"suffix_samples", o.SuffixSamples}} {
 		if c.v < 0 {
-			return nil, newErr(op, c.name, ErrInvalidArgument, "%s must be non-negative. (got %d)", c.name, c.v)
+			return v, newErr(op, c.name, ErrInvalidArgument, "%s must be non-negative. (got %d)", c.name, c.v)
 		}
 		if err := checkInt32(op, c.name, int64(c.v)); err != nil {
-			return nil, err
+			return v, err
 		}
 	}
-	states, err := checkStates(op, st)
-	if err != nil {
-		return nil, err
+	if v.states, err = checkStateTable(op, st); err != nil {
+		return v, err
 	}
-	if err := checkActive(op, active, len(states)); err != nil {
-		return nil, err
+	if err := checkActive(op, active, v.states); err != nil {
+		return v, err
 	}
-	tr := tracer{sc}
-	mv, err := checkMaterial(op, m, tr.faces(), -1)
-	if err != nil {
-		return nil, err
+	if v.mat, err = checkMaterial(op, m, faces, -1); err != nil {
+		return v, err
 	}
 	total := int64(o.DirectSamples) + int64(o.KellerSamples) + int64(o.SuffixSamples)
 	if err := checkInt32(op, "total_samples", total); err != nil {
-		return nil, err
+		return v, err
 	}
-	n, err := resolveWindow(op, o.LaneOffset, o.LaneCount, int(total))
-	if err != nil {
-		return nil, err
+	if v.lanes, err = resolveWindow(op, o.LaneOffset, o.LaneCount, int(total)); err != nil {
+		return v, err
 	}
 	if o.Seed < 0 || o.Seed > math.MaxInt32 {
-		return nil, newErr(op, "seed", ErrInvalidArgument, "seed does not fit in int32. (got %d)", o.Seed)
+		return v, newErr(op, "seed", ErrInvalidArgument, "seed does not fit in int32. (got %d)", o.Seed)
 	}
-	return &directCall{tr: tr, states: states, grid: gv, mat: mv, active: active, lambda: o.Wavelength,
-		D: o.DirectSamples, K: o.KellerSamples, X: o.SuffixSamples, seed: uint32(o.Seed),
-		lo: o.LaneOffset, hi: o.LaneOffset + n}, nil
+	return v, checkResult(op, "grids", v.grid.cells, AccumCellBytes)
+}
+
+// ValidateAccumDfrDirect checks the arguments of AccumDfrDirect on a scene
+// of faces faces exactly as AccumDfrDirect does (same rules, same order,
+// same errors), including the size of the result grids against
+// geom.HostMemoryLimit(), without tracing or allocating anything. It
+// returns the number of lanes of the window. Device implementations run it
+// before they allocate.
+func ValidateAccumDfrDirect(faces int, st *DfrStates, g DfrGrid, m *DfrMaterial, active []bool, opt AccumOptions) (lanes int, err error) {
+	v, err := validateDirect("accum_dfr_direct", faces, st, g, m, active, opt)
+	return v.lanes, err
 }
 
 // AccumDfrDirect is accum_dfr_direct (spec §6.2): the order-1 Monte-Carlo

@@ -43,6 +43,19 @@
 // same queries identically and fits behind a few-line adapter (its Closest
 // returns a ref.Hit; copy its fields into a Hit). A nil Scene is empty space.
 //
+// # Bounded work and validation
+//
+// Every result sized by the caller is checked before it is allocated: the
+// grids (AccumCellBytes or CoherentCellBytes per cell), the wedge buffer
+// (WedgeEventBytes per slot) and the path export (PathRowBytes per row)
+// must fit in geom.HostMemoryLimit(), else the operation returns a
+// *geom.AllocationError (errors.Is geom.ErrTooLarge); accumulate_reflections
+// also refuses max_bounces above geom.MaxBounces. ValidateAccumDfrDirect,
+// ValidateAccumDfrCoherentDirect, ValidateAccumulateReflections and
+// ValidateTraceDfrPaths run an operation's whole validation, in its order
+// and with its errors, without tracing or allocating: device
+// implementations call them before they allocate anything.
+//
 // # Sources of the physics
 //
 // The diffraction weight, Keller-cone and suffix sampling, Fresnel

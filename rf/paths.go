@@ -115,57 +115,17 @@ func (p *DfrPaths) AppendShard(o *DfrPaths, txStart int) error {
 // edge0 = edge_index[s], edge1 = edge2 = -1, delay (|Q−src| + |Rx−Q|)/c, the
 // field E and p0 = Q.
 func TraceDfrPaths(sc Scene, tx, rx []float32, st *DfrStates, m *DfrMaterial, active []bool, opt PathOptions) (*DfrPaths, error) {
-	const op = "trace_dfr_paths"
-	if len(tx)%3 != 0 {
-		return nil, newErr(op, "tx_positions", ErrLength, "length %d is not a multiple of 3", len(tx))
-	}
-	if len(rx)%3 != 0 {
-		return nil, newErr(op, "rx_positions", ErrLength, "length %d is not a multiple of 3", len(rx))
-	}
-	if st == nil {
-		return nil, newErr(op, "states", ErrInvalidArgument, "states are required")
-	}
-	T, R := len(tx)/3, len(rx)/3
-	S := st.StateCount()
-	M := S
-	if opt.MaxPaths != 0 {
-		M = min(S, opt.MaxPaths)
-	}
-	if M < 0 || st.Count < 0 {
-		return nil, newErr(op, "max_paths", ErrStateCount, "state_limit must be non-negative. (got %d)", M)
-	}
-	if err := checkWavelength(op, opt.Wavelength); err != nil {
-		return nil, err
-	}
-	if opt.Layout != Compact && opt.Layout != SourceLane {
-		return nil, newErr(op, "layout", ErrInvalidArgument, "diffraction path layout is invalid. (got %d)", opt.Layout)
-	}
-	np := len(opt.TxPolarization)
-	if np%3 != 0 || (np != 0 && np != 3 && np != len(tx)) {
-		return nil, newErr(op, "tx_polarization", ErrLength, "tx_pol width must be 1 or match tx_pos. (%d values, %d transmitters)", np, T)
-	}
-	var states []state
-	if M > 0 {
-		view := *st
-		view.Count = M
-		var err error
-		if states, err = checkStates(op, &view); err != nil {
-			return nil, err
-		}
-	}
-	if len(active) != M {
-		return nil, newErr(op, "active", ErrLength, "active must have shape [state_limit]. (%d, state_limit %d)", len(active), M)
-	}
 	tr := tracer{sc}
-	mv, err := checkMaterial(op, m, tr.faces(), -1)
+	pv, err := validatePaths(tr.faces(), tx, rx, st, m, active, opt)
 	if err != nil {
 		return nil, err
 	}
-	capacity := int64(T) * int64(R) * int64(M)
-	if capacity > math.MaxInt32 {
-		return nil, newErr(op, "capacity", ErrCapacity, "capacity does not fit in int32. (%d)", capacity)
+	M, R, np, mv, capacity := pv.limit, len(rx)/3, len(opt.TxPolarization), pv.mat, pv.capacity
+	var states []state
+	if M > 0 {
+		states = widenStates(st, M)
 	}
-	out := NewDfrPaths(int(capacity), opt.Layout)
+	out := NewDfrPaths(capacity, opt.Layout)
 	k := 2 * math.Pi / opt.Wavelength
 	omega := 2 * math.Pi * SpeedOfLight / opt.Wavelength
 	for g := range int(capacity) {
@@ -198,6 +158,77 @@ func TraceDfrPaths(sc Scene, tx, rx []float32, st *DfrStates, m *DfrMaterial, ac
 		copy(out.P0[3*slot:3*slot+3], row.q[:])
 	}
 	return out, nil
+}
+
+// pathsValidated is what validatePaths found: the state limit M, the
+// material and the capacity T·R·M.
+type pathsValidated struct {
+	limit, capacity int
+	mat             matView
+}
+
+// validatePaths checks the inputs of trace_dfr_paths in RayD's order, then
+// the size of the export, without allocating.
+func validatePaths(faces int, tx, rx []float32, st *DfrStates, m *DfrMaterial, active []bool, opt PathOptions) (pathsValidated, error) {
+	const op = "trace_dfr_paths"
+	var v pathsValidated
+	if len(tx)%3 != 0 {
+		return v, newErr(op, "tx_positions", ErrLength, "length %d is not a multiple of 3", len(tx))
+	}
+	if len(rx)%3 != 0 {
+		return v, newErr(op, "rx_positions", ErrLength, "length %d is not a multiple of 3", len(rx))
+	}
+	if st == nil {
+		return v, newErr(op, "states", ErrInvalidArgument, "states are required")
+	}
+	T, R := len(tx)/3, len(rx)/3
+	S := st.StateCount()
+	M := S
+	if opt.MaxPaths != 0 {
+		M = min(S, opt.MaxPaths)
+	}
+	if M < 0 || st.Count < 0 {
+		return v, newErr(op, "max_paths", ErrStateCount, "state_limit must be non-negative. (got %d)", M)
+	}
+	if err := checkWavelength(op, opt.Wavelength); err != nil {
+		return v, err
+	}
+	if opt.Layout != Compact && opt.Layout != SourceLane {
+		return v, newErr(op, "layout", ErrInvalidArgument, "diffraction path layout is invalid. (got %d)", opt.Layout)
+	}
+	np := len(opt.TxPolarization)
+	if np%3 != 0 || (np != 0 && np != 3 && np != len(tx)) {
+		return v, newErr(op, "tx_polarization", ErrLength, "tx_pol width must be 1 or match tx_pos. (%d values, %d transmitters)", np, T)
+	}
+	if M > 0 {
+		view := *st
+		view.Count = M
+		if _, err := checkStateTable(op, &view); err != nil {
+			return v, err
+		}
+	}
+	if len(active) != M {
+		return v, newErr(op, "active", ErrLength, "active must have shape [state_limit]. (%d, state_limit %d)", len(active), M)
+	}
+	var err error
+	if v.mat, err = checkMaterial(op, m, faces, -1); err != nil {
+		return v, err
+	}
+	capacity := int64(T) * int64(R) * int64(M)
+	if capacity > math.MaxInt32 {
+		return v, newErr(op, "capacity", ErrCapacity, "capacity does not fit in int32. (%d)", capacity)
+	}
+	v.limit, v.capacity = M, int(capacity)
+	return v, checkResult(op, "export", v.capacity, PathRowBytes)
+}
+
+// ValidateTraceDfrPaths checks the arguments of TraceDfrPaths on a scene of
+// faces faces exactly as it does (same rules, same order, same errors),
+// including the size of the export against geom.HostMemoryLimit(), without
+// tracing or allocating anything, and returns the export's capacity T·R·M.
+func ValidateTraceDfrPaths(faces int, tx, rx []float32, st *DfrStates, m *DfrMaterial, active []bool, opt PathOptions) (capacity int, err error) {
+	v, err := validatePaths(faces, tx, rx, st, m, active, opt)
+	return v.capacity, err
 }
 
 type pathRow struct {

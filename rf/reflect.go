@@ -3,6 +3,8 @@ package rf
 import (
 	"errors"
 	"math"
+
+	"github.com/rayd-go/rayd/geom"
 )
 
 // ReflOptions are the options of accumulate_reflections (RayD's
@@ -140,9 +142,33 @@ func AccumulateReflections(sc Scene, rays ReflRays, g AccumGrid, m *ReflMaterial
 }
 
 func newReflCall(sc Scene, rays ReflRays, g AccumGrid, m *ReflMaterial, maxBounces int, opt ReflOptions) (*reflCall, error) {
+	tr := tracer{sc}
+	v, err := validateRefl(tr.faces(), rays, g, m, maxBounces, opt)
+	if err != nil {
+		return nil, err
+	}
+	gv := v.grid
+	res := &ReflResult{RayCount: v.lanes, MaxBounces: maxBounces, Res0: gv.res0, Res1: gv.res1}
+	cells := gv.cells
+	for _, p := range []*[]float64{&res.Power, &res.FieldXRe, &res.FieldXIm, &res.FieldYRe, &res.FieldYIm, &res.FieldZRe, &res.FieldZIm} {
+		*p = make([]float64, cells)
+	}
+	if opt.CollectWedges {
+		res.Wedges = newWedgeEvents(opt.WedgeCapacity)
+	}
+	return &reflCall{tr: tr, rays: rays, grid: gv, mat: v.mat, opt: opt, maxBounces: maxBounces, res: res,
+		k: 2 * math.Pi / opt.Wavelength, omega: math.Max(2*math.Pi*SpeedOfLight/math.Max(opt.Wavelength, epsSmall), epsSmall)}, nil
+}
+
+// validateRefl checks the inputs of accumulate_reflections in RayD's order
+// (max_bounces also against geom.MaxBounces), then the size of the result
+// grids and of the wedge buffer when it is collected, without allocating.
+// lanes holds the ray count.
+func validateRefl(faces int, rays ReflRays, g AccumGrid, m *ReflMaterial, maxBounces int, opt ReflOptions) (validated, error) {
 	const op = "accumulate_reflections"
+	var v validated
 	if len(rays.O)%3 != 0 {
-		return nil, newErr(op, "ray.o", ErrLength, "length %d is not a multiple of 3", len(rays.O))
+		return v, newErr(op, "ray.o", ErrLength, "length %d is not a multiple of 3", len(rays.O))
 	}
 	n := len(rays.O) / 3
 	for _, c := range []struct {
@@ -157,20 +183,21 @@ func newReflCall(sc Scene, rays ReflRays, g AccumGrid, m *ReflMaterial, maxBounc
 		if (c.opt && c.got == 0) || c.got == n*c.per {
 			continue
 		}
-		return nil, newErr(op, c.name, ErrLength, "must match the ray batch size (%d values, want %d)", c.got, n*c.per)
+		return v, newErr(op, c.name, ErrLength, "must match the ray batch size (%d values, want %d)", c.got, n*c.per)
 	}
 	if maxBounces < 0 {
-		return nil, newErr(op, "max_bounces", ErrInvalidArgument, "max_bounces must be non-negative. (got %d)", maxBounces)
+		return v, newErr(op, "max_bounces", ErrInvalidArgument, "max_bounces must be non-negative. (got %d)", maxBounces)
 	}
-	if err := checkInt32(op, "max_bounces", int64(maxBounces)); err != nil {
-		return nil, err
+	if maxBounces > geom.MaxBounces {
+		return v, newErr(op, "max_bounces", ErrInvalidArgument, "max_bounces %d exceeds the limit of %d bounces (geom.MaxBounces).",
+			maxBounces, geom.MaxBounces)
 	}
-	gv, err := checkAccumGrid(op, g, false)
-	if err != nil {
-		return nil, err
+	var err error
+	if v.grid, err = checkAccumGrid(op, g, false); err != nil {
+		return v, err
 	}
 	if err := checkWavelength(op, opt.Wavelength); err != nil {
-		return nil, err
+		return v, err
 	}
 	for _, c := range []struct {
 		field, msg string
@@ -184,24 +211,32 @@ func newReflCall(sc Scene, rays ReflRays, g AccumGrid, m *ReflMaterial, maxBounc
 			opt.CompactMinSamples < 0 || opt.StagedMinSamplesPerCell < 0 || opt.ProceduralSampleCount < 0},
 	} {
 		if c.bad {
-			return nil, newErr(op, c.field, ErrInvalidArgument, "%s", c.msg)
+			return v, newErr(op, c.field, ErrInvalidArgument, "%s", c.msg)
 		}
 	}
-	tr := tracer{sc}
-	mv, err := checkMaterial(op, m, tr.faces(), tr.faces())
-	if err != nil {
-		return nil, err
+	if v.mat, err = checkMaterial(op, m, faces, faces); err != nil {
+		return v, err
 	}
-	res := &ReflResult{RayCount: n, MaxBounces: maxBounces, Res0: gv.res0, Res1: gv.res1}
-	cells := gv.cells
-	for _, p := range []*[]float64{&res.Power, &res.FieldXRe, &res.FieldXIm, &res.FieldYRe, &res.FieldYIm, &res.FieldZRe, &res.FieldZIm} {
-		*p = make([]float64, cells)
+	v.lanes = n
+	if err := checkResult(op, "grids", v.grid.cells, AccumCellBytes); err != nil {
+		return v, err
 	}
 	if opt.CollectWedges {
-		res.Wedges = newWedgeEvents(opt.WedgeCapacity)
+		if err := checkResult(op, "wedge events", opt.WedgeCapacity, WedgeEventBytes); err != nil {
+			return v, err
+		}
 	}
-	return &reflCall{tr: tr, rays: rays, grid: gv, mat: mv, opt: opt, maxBounces: maxBounces, res: res,
-		k: 2 * math.Pi / opt.Wavelength, omega: math.Max(2*math.Pi*SpeedOfLight/math.Max(opt.Wavelength, epsSmall), epsSmall)}, nil
+	return v, nil
+}
+
+// ValidateAccumulateReflections checks the arguments of
+// AccumulateReflections on a scene of faces faces exactly as it does (same
+// rules, same order, same errors), including the size of the result grids
+// and of the wedge buffer against geom.HostMemoryLimit(), without tracing
+// or allocating anything.
+func ValidateAccumulateReflections(faces int, rays ReflRays, g AccumGrid, m *ReflMaterial, maxBounces int, opt ReflOptions) error {
+	_, err := validateRefl(faces, rays, g, m, maxBounces, opt)
+	return err
 }
 
 func newWedgeEvents(capacity int) WedgeEvents {

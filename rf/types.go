@@ -172,15 +172,25 @@ func row3f(v []float32, i int) vec3 {
 // checkStates validates the state table against its logical count and
 // widens the first S rows to float64.
 func checkStates(op string, s *DfrStates) ([]state, error) {
+	n, err := checkStateTable(op, s)
+	if err != nil {
+		return nil, err
+	}
+	return widenStates(s, n), nil
+}
+
+// checkStateTable validates the state table against its logical count
+// without allocating and returns the count S.
+func checkStateTable(op string, s *DfrStates) (int, error) {
 	if s == nil {
-		return nil, newErr(op, "states", ErrInvalidArgument, "states are required")
+		return 0, newErr(op, "states", ErrInvalidArgument, "states are required")
 	}
 	n := s.StateCount()
 	if s.Count < 0 {
-		return nil, newErr(op, "states.count", ErrStateCount, "state_limit must be non-negative.")
+		return 0, newErr(op, "states.count", ErrStateCount, "state_limit must be non-negative.")
 	}
 	if n > len(s.EdgeIndex) {
-		return nil, newErr(op, "states.count", ErrStateCount,
+		return 0, newErr(op, "states.count", ErrStateCount,
 			"state_limit must not exceed state_edge_index width (%d > %d).", n, len(s.EdgeIndex))
 	}
 	for _, c := range []struct {
@@ -207,12 +217,17 @@ func checkStates(op string, s *DfrStates) ([]state, error) {
 			continue
 		}
 		if c.got%c.per != 0 {
-			return nil, newErr(op, c.name, ErrLength, "length %d is not a multiple of %d", c.got, c.per)
+			return 0, newErr(op, c.name, ErrLength, "length %d is not a multiple of %d", c.got, c.per)
 		}
 		if c.got/c.per < n {
-			return nil, newErr(op, c.name, ErrLength, "must cover state_count (%d rows, need %d)", c.got/c.per, n)
+			return 0, newErr(op, c.name, ErrLength, "must cover state_count (%d rows, need %d)", c.got/c.per, n)
 		}
 	}
+	return n, nil
+}
+
+// widenStates widens the first n rows of a validated state table.
+func widenStates(s *DfrStates, n int) []state {
 	out := make([]state, n)
 	for i := range out {
 		st := &out[i]
@@ -228,7 +243,7 @@ func checkStates(op string, s *DfrStates) ([]state, error) {
 			st.wi = row3f(s.Wi, i)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // checkGrid validates a grid (spec §6.1: axis, ordered finite bounds,

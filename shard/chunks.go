@@ -72,8 +72,15 @@ func (r ChunkRequest) need(size int) int64 {
 // (clamped to Rows when Rows > 0) and is checked against a budget; a budget
 // alone gives the largest chunk with Fixed + chunk·RowBytes·Resident ≤
 // Budget (at least one row must fit); neither gives a whole shard. The
-// result is at least 1. Refusals are *BudgetError values.
+// result is at least 1. A row costs at least one byte (RowBytes 0 is
+// charged as 1) and Resident must be at least 1; a negative field or a
+// Resident below 1 is a *PlanError (ErrInvalidPlan, geom.ErrInvalidArgument).
+// Budget refusals are *BudgetError values.
 func SizeChunk(r ChunkRequest) (int, Source, error) {
+	r, err := checkRequest(r)
+	if err != nil {
+		return 0, "", err
+	}
 	switch {
 	case r.ChunkRays > 0:
 		size := r.ChunkRays
@@ -108,7 +115,9 @@ func SizeChunk(r ChunkRequest) (int, Source, error) {
 // step 4): a budget-derived chunk smaller than the window rounds down to a
 // whole warp (none fitting is an error); any other size rounds up and is
 // capped at the window; with a budget the aligned size is checked again.
+// r must have passed SizeChunk.
 func alignLaneChunk(size int, src Source, r ChunkRequest) (int, error) {
+	r.RowBytes = max(r.RowBytes, 1)
 	count := r.Rows
 	if src == SourceBudget && size > 0 && size < count {
 		size = size / WarpLanes * WarpLanes
@@ -125,7 +134,7 @@ func alignLaneChunk(size int, src Source, r ChunkRequest) (int, error) {
 	}
 	if r.Budget > 0 && r.need(min(size, count)) > r.Budget {
 		return 0, &BudgetError{Operation: r.Operation, Required: r.need(min(size, count)), Budget: r.Budget,
-			Reason: fmt.Sprintf("the warp-aligned lane chunk of %d lanes requires an estimated %d bytes", size, r.need(min(size, count)))}
+			Reason: fmt.Sprintf("the warp-aligned lane chunk requires an estimated %d bytes (%d lanes)", r.need(min(size, count)), size)}
 	}
 	return size, nil
 }

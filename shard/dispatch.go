@@ -110,7 +110,10 @@ func (l *Layer) PlanRows(op Op, rows int) (*Schedule, error) {
 	w := slices.Clone(l.weightsLocked(op.Key))
 	l.mu.Unlock()
 	if rows < 0 {
-		return nil, fmt.Errorf("%w: %s: negative row count %d", ErrInvalidOption, op.Key, rows)
+		return nil, &PlanError{Operation: op.Key, Field: "rows", Reason: fmt.Sprintf("negative row count %d", rows)}
+	}
+	if err := checkOp(op); err != nil {
+		return nil, err
 	}
 	master := l.devices[0]
 	shards := RowShards(l.devices, w, rows)
@@ -203,6 +206,9 @@ func (l *Layer) PlanLanes(op Op, total, offset, count int) (*Schedule, error) {
 	}
 	w := slices.Clone(l.weightsLocked(op.Key))
 	l.mu.Unlock()
+	if err := checkOp(op); err != nil {
+		return nil, err
+	}
 	begin, n, err := ResolveLaneWindow(total, offset, count)
 	if err != nil {
 		return nil, err
@@ -240,7 +246,7 @@ func (l *Layer) PlanLanes(op Op, total, offset, count int) (*Schedule, error) {
 	explicit := l.opts.ChunkRays > 0 || l.opts.MemoryBudgetBytes > 0
 	switch {
 	case op.ZeroOffsetOnly && size < n:
-		return nil, fmt.Errorf("%w: %s: the backend cannot split a lane window (chunk %d < window %d lanes)",
+		return nil, fmt.Errorf("%w: %s: the CUDA trace backend cannot split a lane window (chunk %d < window %d lanes)",
 			ErrUnsupported, op.Key, size, n)
 	case op.ZeroOffsetOnly, n == 0, force && !explicit:
 		return masterOnly(&p), nil

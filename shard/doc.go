@@ -13,7 +13,13 @@
 // pipeline's chunks per device and the memory budget, which charges up to
 // three resident chunks per device and the fixed returned output, and
 // refuses an impossible budget before any launch. LastDispatch and
-// LastChunkPlan expose the decision of the latest call.
+// LastChunkPlan expose the decision of the latest call. ValidateOptions
+// runs the checks of Plan that need no topology (options without devices,
+// the device list's shape, every option field), so a caller can refuse bad
+// options before it probes the devices. The planner entry points
+// (SizeChunk, PlanRows, PlanLanes) validate what they divide by and return
+// a *PlanError instead; RowShards and LaneShards give everything to the
+// first device when their weights fail CheckWeights.
 //
 // Execution goes through the Replica interface, one replica per device:
 // scatter a chunk's rows from the master, launch, gather the outputs back,

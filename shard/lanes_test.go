@@ -190,7 +190,7 @@ func TestZeroOffsetOnlyBackend(t *testing.T) {
 	l, c = newLayer(t, 2, []int{0, 1}, shard.Options{ChunkRays: 32})
 	_, err = shard.RunLanes[*toyResult](context.Background(), l, &toyGrid{total: 64, count: -1, cells: 16, zeroOffsetOnly: true})
 	require.ErrorIs(t, err, shard.ErrUnsupported)
-	require.ErrorContains(t, err, "cannot split a lane window")
+	require.ErrorContains(t, err, "CUDA trace backend cannot split a lane window") // §13 row 41
 	require.Empty(t, c.Log(), "nothing was launched")
 }
 
@@ -218,7 +218,7 @@ func TestLaneBudget(t *testing.T) {
 	require.ErrorContains(t, err, "cannot hold one warp-aligned lane chunk")
 	_, err = plan(shard.Options{MemoryBudgetBytes: fixed + 33*21, ChunkRays: 33})
 	require.ErrorIs(t, err, shard.ErrBudget)
-	require.ErrorContains(t, err, "warp-aligned lane chunk of 64 lanes requires an estimated")
+	require.ErrorContains(t, err, "warp-aligned lane chunk requires an estimated") // §13 row 40
 	// A run refuses before any launch.
 	l, c := newLayer(t, 2, []int{0, 1}, shard.Options{MemoryBudgetBytes: fixed + 31*21})
 	_, err = shard.RunLanes[*toyResult](context.Background(), l, &toyGrid{total: 1024, count: -1, cells: 16})

@@ -31,9 +31,14 @@ func equal(n int) []float64 {
 // disjoint, in device order and cover [0, total). A device whose boundary
 // truncates onto the previous one gets no shard; with all remote weights
 // zero the master takes everything.
+//
+// weights must pass CheckWeights for len(devices) (nil: equal); weights that
+// do not, an empty device list or a negative total give every row to the
+// first device (nothing when there is none) instead of dividing by them.
 func RowShards(devices []int, weights []float64, total int) []Shard {
-	if weights == nil {
-		weights = equal(len(devices))
+	weights, ok := usableWeights(weights, len(devices))
+	if !ok || total < 0 {
+		return wholeOnFirst(devices, 0, max(total, 0))
 	}
 	sum := 0.0
 	for _, w := range weights {
@@ -55,6 +60,15 @@ func RowShards(devices []int, weights []float64, total int) []Shard {
 	return out
 }
 
+// wholeOnFirst is the shard list that gives [start, stop) to devices[0]
+// (none when there is no device or the range is empty).
+func wholeOnFirst(devices []int, start, stop int) []Shard {
+	if len(devices) == 0 || stop <= start {
+		return nil
+	}
+	return []Shard{{Device: devices[0], Start: start, Stop: stop}}
+}
+
 // warpAlign rounds v to the nearest multiple of WarpLanes, halves up.
 func warpAlign(v int) int { return (v + WarpLanes/2) / WarpLanes * WarpLanes }
 
@@ -64,9 +78,13 @@ func warpAlign(v int) int { return (v + WarpLanes/2) / WarpLanes * WarpLanes }
 // [previous boundary, count]; the last device takes the remainder and empty
 // windows are dropped. A window narrower than a warp per device therefore
 // lands whole on the last device with a non-empty window.
+//
+// Weights that fail CheckWeights (or no device, or a negative count) give
+// the whole window to the first device, as in RowShards.
 func LaneShards(devices []int, weights []float64, begin, count int) []Shard {
-	if weights == nil {
-		weights = equal(len(devices))
+	weights, ok := usableWeights(weights, len(devices))
+	if !ok || count < 0 {
+		return wholeOnFirst(devices, begin, begin+max(count, 0))
 	}
 	sum := 0.0
 	for _, w := range weights {

@@ -87,7 +87,7 @@ func (r *configRun) accum(ctx context.Context) (row, cal *benchmarks.Row, err er
 	})
 	rec, err := full.Calibrate(ctx, rayd.CalibrateOptions{Probe: probe, Options: calibrate.Options{
 		Operation: shard.OpAccumDfrDirect, Rows: opt.DirectSamples, Repeats: r.o.CalibrationRepeats,
-		Mode: r.o.CalibrationMode, Progress: r.o.Log}})
+		Mode: r.o.CalibrationMode, Progress: r.o.CalibrationProgress}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("calibrating accum_dfr_direct: %w", err)
 	}

@@ -14,24 +14,36 @@ import (
 	"github.com/rayd-go/rayd/rf"
 )
 
-// CPU fallback sizes: the light grid with a small batch, so that the
-// reference answers in well under a second.
+// CPUDefaultRays and CPUDefaultSamples are the batch and the sample count
+// of RunCPU unless Options.Rays and Options.AccumSamples replace them: the
+// light grid with a small batch, so that the reference answers in well
+// under a second.
 const (
-	cpuRays    = 1 << 14
-	cpuSamples = 1 << 13
+	CPUDefaultRays    = 1 << 14
+	CPUDefaultSamples = 1 << 13
 )
 
 // RunCPU runs the CPU reference on the light configuration's grid with a
 // small built-in batch (no GPU needed): intersect, trace_reflections and
 // accum_dfr_direct on one "device", timed with the host clock. It is what
-// `rayd bench` runs on a machine without an NVIDIA driver.
+// `rayd bench` runs on a machine without an NVIDIA driver. It honours
+// Rays, AccumSamples, AccumOnly, Warmup, Repeat and Commit; the options it
+// cannot honour without a GPU (a compute configuration, Devices, the
+// calibration knobs) are the caller's to refuse.
 func RunCPU(ctx context.Context, o Options) (*benchmarks.Record, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	cfg := workload.Light.Scaled(cpuRays)
-	cfg.AccumSamples = cpuSamples
+	nRays, samples := CPUDefaultRays, CPUDefaultSamples
+	if o.Rays > 0 {
+		nRays = o.Rays
+	}
+	if o.AccumSamples > 0 {
+		samples = o.AccumSamples
+	}
+	cfg := workload.Light.Scaled(nRays)
+	cfg.AccumSamples = samples
 	mesh, org, dir := cfg.Build()
 	s, err := rayd.NewScene(ctx, []rayd.Mesh{mesh}, rayd.WithBackend(rayd.BackendCPU))
 	if err != nil {
@@ -51,12 +63,12 @@ func RunCPU(ctx context.Context, o Options) (*benchmarks.Record, error) {
 		return row, nil
 	}
 	conf := benchmarks.Config{Note: "CPU reference: " + cfg.Note, Triangles: cfg.Triangles(), Rays: cfg.Rays, MaxBounces: cfg.MaxBounces}
-	batch := fmt.Sprintf("%d rays", cpuRays)
+	batch := fmt.Sprintf("%d rays", nRays)
 	if !o.AccumOnly {
-		if conf.Intersect, err = rows(batch, cpuRays, func() error { _, err := s.Intersect(ctx, rays, rayd.FlagsAll); return err }); err != nil {
+		if conf.Intersect, err = rows(batch, nRays, func() error { _, err := s.Intersect(ctx, rays, rayd.FlagsAll); return err }); err != nil {
 			return nil, err
 		}
-		if conf.TraceReflections, err = rows(batch, cpuRays, func() error {
+		if conf.TraceReflections, err = rows(batch, nRays, func() error {
 			_, err := s.TraceReflections(ctx, rays, cfg.MaxBounces)
 			return err
 		}); err != nil {
@@ -70,21 +82,21 @@ func RunCPU(ctx context.Context, o Options) (*benchmarks.Record, error) {
 	}
 	defer acc.Close()
 	opt := rf.DefaultAccumOptions()
-	opt.Wavelength, opt.DirectSamples, opt.Seed = 1.0, cpuSamples, 17
-	if conf.AccumDfrDirect, err = rows(fmt.Sprintf("%d samples", cpuSamples), 0, func() error {
+	opt.Wavelength, opt.DirectSamples, opt.Seed = 1.0, samples, 17
+	if conf.AccumDfrDirect, err = rows(fmt.Sprintf("%d samples", samples), 0, func() error {
 		_, err := acc.AccumDfrDirect(ctx, st, g, nil, nil, opt)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	conf.AccumDfrDirect.DirectSamples = cpuSamples
+	conf.AccumDfrDirect.DirectSamples = samples
 	f := false
 	return &benchmarks.Record{
 		SchemaVersion: benchmarks.SchemaVersion, Benchmark: benchmarks.BenchmarkName,
 		Provenance: benchmarks.Provenance{Kind: benchmarks.ProvenanceLive, GeneratedAt: time.Now().UTC().Format(time.RFC3339), Commit: o.Commit},
 		Parameters: benchmarks.Parameters{SelectedConfigs: []string{cfg.Name}, Warmup: o.Warmup, Repeat: o.Repeat,
 			CalibrationRays: o.CalibrationRays, CalibrationRepeats: o.CalibrationRepeats, AccumOnly: o.AccumOnly,
-			Rays: cpuRays, AccumSamples: cpuSamples, Backend: string(rayd.BackendCPU)},
+			Rays: nRays, AccumSamples: samples, Backend: string(rayd.BackendCPU)},
 		Machine: benchmarks.Machine{DeviceCount: 1, Devices: []benchmarks.DeviceInfo{{Index: 0, Name: "CPU reference (" + runtime.GOARCH + ")"}},
 			Go: runtime.Version(), CUDA: "none",
 			PeerAccess: benchmarks.PeerAccess{Status: benchmarks.PeerNotApplicable, AllPairsAccessible: &f, Pairs: []benchmarks.PeerPair{}}},

@@ -34,6 +34,44 @@ type Options struct {
 	Commit string
 	// Log receives progress lines; nil is quiet.
 	Log io.Writer
+	// Progress, when set, is called as each stage of the run starts (on
+	// the benchmarking goroutine): a command renders it, for instance as a
+	// progress bar with an ETA on a terminal.
+	Progress func(Stage)
+	// CalibrationProgress is handed to every calibration of the run
+	// (calibrate.Options.Progress).
+	CalibrationProgress func(calibrate.ProgressUpdate)
+
+	stages *stageCounter // set by Run: the stage count of this run
+}
+
+// Stage is one step of a benchmark run: the Done-th of Total stages (Done
+// counts from 1), What it measures ("light: intersect").
+type Stage struct {
+	Done, Total int
+	What        string
+}
+
+// stageCounter numbers the stages of one run.
+type stageCounter struct{ done, total int }
+
+// plannedStages is the number of stages Run logs: one to measure the
+// machine, then per configuration the per_ray stages (building, intersect,
+// trace_reflections, and with two or more devices their calibrations and
+// the offload row) and the accumulation stages (the row, and with two or
+// more devices its calibration).
+func plannedStages(o Options, devices int) int {
+	perConfig := 1
+	if !o.AccumOnly {
+		perConfig += 3
+	}
+	if devices >= 2 {
+		perConfig++
+		if !o.AccumOnly {
+			perConfig += 3
+		}
+	}
+	return 1 + len(o.Configs)*perConfig
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -73,8 +111,14 @@ func configNamed(name string) (workload.Config, error) {
 	return workload.Config{}, fmt.Errorf("%w: unknown configuration %q (light or compute)", ErrInvalidOptions, name)
 }
 
+// logf starts a stage: a progress line on Log and a Stage for Progress.
 func (o Options) logf(format string, args ...any) {
 	if o.Log != nil {
 		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+	if o.Progress != nil && o.stages != nil {
+		o.stages.done++
+		o.stages.total = max(o.stages.total, o.stages.done)
+		o.Progress(Stage{Done: o.stages.done, Total: o.stages.total, What: fmt.Sprintf(format, args...)})
 	}
 }

@@ -178,7 +178,7 @@ func (r *configRun) calibratedRow(ctx context.Context, single, multi *variant, r
 		rows = r.cfg.Rays
 	}
 	rec, err := multi.s.Calibrate(ctx, rayd.CalibrateOptions{Options: calibrate.Options{Rows: rows, MaxBounces: bounces,
-		Repeats: r.o.CalibrationRepeats, Mode: r.o.CalibrationMode, Progress: r.o.Log}})
+		Repeats: r.o.CalibrationRepeats, Mode: r.o.CalibrationMode, Progress: r.o.CalibrationProgress}})
 	if err != nil {
 		return nil, fmt.Errorf("calibrating %s %s: %w", r.cfg.Name, opName(reflect), err)
 	}

@@ -49,6 +49,7 @@ func Run(ctx context.Context, o Options) (*benchmarks.Record, error) {
 	if rec.Provenance.PTXManifestSHA256, err = ptxManifestDigest(); err != nil {
 		return nil, err
 	}
+	o.stages = &stageCounter{total: plannedStages(o, len(o.Devices))}
 	o.logf("measuring %d devices %v", len(o.Devices), o.Devices)
 	if rec.Machine, err = machine(c, o.Devices); err != nil {
 		return nil, err

@@ -7,12 +7,15 @@
 //
 // Flags: -dir (default: the ptx directory of the enclosing module), -nvcc
 // (build only; default "nvcc"). CI runs `go run ./cmd/ptxdigest check`.
+// `ptxdigest -h` and `ptxdigest <command> -h` print the help and exit 0; a
+// usage error exits 2, a failed check or build 1.
 package main
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,23 +25,88 @@ import (
 	"github.com/rayd-go/rayd/ptx"
 )
 
+// subcommands are ptxdigest's commands and their one-line descriptions.
+var subcommands = []struct{ name, summary string }{
+	{"check", "verify every module's PTX, sources and entry layouts against ptx/manifest.json"},
+	{"update", "recompute the manifest's digests and entry layouts after the PTX was regenerated"},
+	{"build", "run nvcc for every module (or -module NAME), then update the manifest"},
+}
+
+// errUsage marks a command line that ptxdigest cannot run (exit status 2).
+var errUsage = errors.New("usage error")
+
 func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "ptxdigest:", err)
-		os.Exit(1)
+	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// cli runs a command line and returns the exit status: 0, 1 for a failed
+// check or build, 2 for a usage error; help goes to stdout.
+func cli(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help", "help":
+			usage(stdout)
+			return 0
+		}
 	}
+	err := run(args)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		usage(stdout)
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "ptxdigest:", err)
+		usage(stderr)
+		return 2
+	}
+	fmt.Fprintln(stderr, "ptxdigest:", err)
+	return 1
+}
+
+// usage prints the commands and the flags.
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "ptxdigest keeps ptx/manifest.json honest: the committed PTX, its sources and entry layouts.")
+	fmt.Fprintln(w, "\nusage: ptxdigest check|update|build [-dir DIR] [-nvcc NVCC] [-module NAME]\n\ncommands:")
+	for _, c := range subcommands {
+		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fs, _, _, _ := newFlagSet("ptxdigest")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprintln(w, "\nExit status: 0 success, 1 a failed check or build, 2 usage error.")
+}
+
+// newFlagSet is the flag set shared by every command.
+func newFlagSet(name string) (fs *flag.FlagSet, dir, nvcc, only *string) {
+	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // cli prints the problem and the usage
+	dir = fs.String("dir", "", "ptx directory (default: <module root>/ptx)")
+	nvcc = fs.String("nvcc", "nvcc", "nvcc to run (build)")
+	only = fs.String("module", "", "build only this module (build; default all)")
+	return fs, dir, nvcc, only
 }
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: ptxdigest check|update|build [-dir DIR] [-nvcc NVCC]")
+		return fmt.Errorf("%w: no command (check, update or build)", errUsage)
 	}
-	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
-	dir := fs.String("dir", "", "ptx directory (default: <module root>/ptx)")
-	nvcc := fs.String("nvcc", "nvcc", "nvcc to run (build)")
-	only := fs.String("module", "", "build only this module (build; default all)")
+	fs, dir, nvcc, only := newFlagSet(args[0])
 	if err := fs.Parse(args[1:]); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	switch args[0] {
+	case "check", "update", "build":
+	default:
+		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	if *dir == "" {
 		root, err := moduleRoot()
@@ -52,10 +120,8 @@ func run(args []string) error {
 		return check(*dir)
 	case "update":
 		return update(*dir, "", nil, nil)
-	case "build":
-		return build(*dir, *nvcc, *only)
 	}
-	return fmt.Errorf("unknown command %q", args[0])
+	return build(*dir, *nvcc, *only)
 }
 
 func readManifest(dir string) (*ptx.Manifest, error) {

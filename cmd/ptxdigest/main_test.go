@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -87,4 +88,28 @@ func TestBuildOfOneModuleLeavesTheOthersStale(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "module trace: source src/rayd.cuh changed")
 	assert.NotContains(t, err.Error(), "module basic:")
+}
+
+// -h prints the help on stdout and exits 0, for the tool and every command;
+// usage errors exit 2, a failed check 1.
+func TestHelpAndExitStatuses(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"check", "-h"}, {"update", "-h"}, {"build", "-help"}} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, 0, cli(args, &out, &errb), "%v", args)
+		assert.Contains(t, out.String(), "usage: ptxdigest check|update|build", "%v", args)
+		assert.Contains(t, out.String(), "-nvcc", "%v", args)
+		assert.Empty(t, errb.String(), "%v", args)
+	}
+	for _, args := range [][]string{nil, {"bogus"}, {"check", "-bogus"}, {"check", "extra"}} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, 2, cli(args, &out, &errb), "%v", args)
+		assert.Contains(t, errb.String(), "usage: ptxdigest", "%v", args)
+		assert.Empty(t, out.String(), "%v", args)
+	}
+	dir := copyPTXDir(t)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.json"), []byte("{"), 0o644))
+	var out, errb bytes.Buffer
+	assert.Equal(t, 1, cli([]string{"check", "-dir", dir}, &out, &errb))
+	var sink bytes.Buffer
+	assert.Equal(t, 0, cli([]string{"check", "-dir", filepath.Join("..", "..", "ptx")}, &sink, &sink))
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -14,27 +12,17 @@ import (
 	"github.com/rayd-go/rayd/benchmarks"
 )
 
-// TestHelperBench is re-executed by TestBenchWithoutDriverRunsTheCPUReference
-// with a library path that cannot exist; it is not a test on its own.
-func TestHelperBench(t *testing.T) {
-	if os.Getenv("RAYD_TEST_HELPER") != "bench" {
-		return
-	}
-	os.Exit(run([]string{"bench", "-quiet", "-repeat", "1", "-warmup", "0", "-json", os.Getenv("RAYD_TEST_JSON")}, os.Stdout, os.Stderr))
-}
-
-// Without a driver `rayd bench` runs the CPU reference, says so, writes a
-// record that validates, and exits 0 (the README's main command works
-// anywhere).
+// Without a driver `rayd bench` runs the CPU reference, says so on stderr,
+// prints the table, writes a record that validates, and exits 0 (the
+// README's main command works anywhere).
 func TestBenchWithoutDriverRunsTheCPUReference(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out", "cpu.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperBench$")
-	cmd.Env = append(os.Environ(), "RAYD_TEST_HELPER=bench", "RAYD_TEST_JSON="+path, "RAYD_LIBCUDA=/nonexistent/libcuda.so.1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
-	assert.Contains(t, stdout.String(), "ran the CPU REFERENCE")
-	assert.Contains(t, stdout.String(), "| light | intersect | 16384 rays |")
+	stdout, stderr, code := runWithoutDriver(t, "bench", "-quiet", "-repeat", "1", "-warmup", "0", "-json", path)
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stderr, "no usable GPU")
+	assert.Contains(t, stderr, "ran the CPU REFERENCE")
+	assert.NotContains(t, stdout, "no usable GPU", "notices go to stderr")
+	assert.Contains(t, stdout, "| light | intersect | 16384 rays |")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.NoError(t, benchmarks.Validate(data))
@@ -45,75 +33,97 @@ func TestBenchWithoutDriverRunsTheCPUReference(t *testing.T) {
 	require.NotNil(t, rec.Configs["light"].AccumDfrDirect)
 	assert.Positive(t, rec.Configs["light"].AccumDfrDirect.SingleMS)
 
-	// The summary and the plot read it back.
-	var out, errb bytes.Buffer
+	// The summary reads it back; a CPU record has no speedup, so there is
+	// nothing to plot and no plot is written.
 	png := filepath.Join(t.TempDir(), "p.png")
-	require.Equal(t, 0, run([]string{"bench", "summarize", "-plot", png, path}, &out, &errb), errb.String())
-	assert.Contains(t, out.String(), "| Row | min | median | max |")
-	st, err := os.Stat(png)
-	require.NoError(t, err)
-	assert.Positive(t, st.Size())
+	out, errb, code := runHere("bench", "summarize", path)
+	require.Equal(t, 0, code, errb)
+	assert.Contains(t, out, "| Row | min | median | max |")
+	_, errb, code = runHere("bench", "summarize", "-plot", png, path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errb, "nothing to plot")
+	assert.NoFileExists(t, png)
+}
+
+// `rayd bench -json -` prints the JSON record alone on stdout: the table
+// and every notice go to stderr (`rayd bench -json - | python3 -m
+// json.tool` works).
+func TestBenchJSONOnStdoutIsJSONOnly(t *testing.T) {
+	stdout, stderr, code := runWithoutDriver(t, "bench", "-repeat", "1", "-warmup", "0", "-json", "-")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	var rec benchmarks.Record
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rec), "stdout must be the JSON record only:\n%s", stdout)
+	require.NoError(t, benchmarks.Validate([]byte(stdout)))
+	assert.Equal(t, "cpu", rec.Parameters.Backend)
+	assert.Contains(t, stderr, "| light | intersect |", "the table goes to stderr")
+	assert.Contains(t, stderr, "no usable GPU")
+}
+
+// The CPU fallback honours -rays, -accum-samples and -accum-only, and
+// refuses with status 2 what it cannot honour without a GPU, before it
+// runs anything.
+func TestBenchCPUFallbackHonoursOrRefusesEveryFlag(t *testing.T) {
+	stdout, stderr, code := runWithoutDriver(t, "bench", "-quiet", "-repeat", "1", "-warmup", "0",
+		"-config", "light", "-rays", "2048", "-accum-samples", "1024", "-json", "-")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	var rec benchmarks.Record
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rec))
+	assert.Equal(t, 2048, rec.Parameters.Rays)
+	assert.Equal(t, 1024, rec.Parameters.AccumSamples)
+	assert.Equal(t, "2048 rays", rec.Configs["light"].Intersect.Batch)
+	assert.Equal(t, 1024, rec.Configs["light"].AccumDfrDirect.DirectSamples)
+
+	stdout, stderr, code = runWithoutDriver(t, "bench", "-quiet", "-repeat", "1", "-warmup", "0", "-accum-only", "-accum-samples", "512", "-json", "-")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	rec = benchmarks.Record{}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rec))
+	assert.Nil(t, rec.Configs["light"].Intersect, "-accum-only")
+	assert.True(t, rec.Parameters.AccumOnly)
+
+	plot := filepath.Join(t.TempDir(), "speedup.png")
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"-config", "compute"}, "-config compute"},
+		{[]string{"-devices", "0,1"}, "-devices"},
+		{[]string{"-calibration-mode", "rayd"}, "-calibration-mode"},
+		{[]string{"-calibration-rays", "4096"}, "-calibration-rays"},
+		{[]string{"-calibration-repeats", "2"}, "-calibration-repeats"},
+		{[]string{"-plot", plot}, "-plot"},
+	} {
+		stdout, stderr, code := runWithoutDriver(t, append([]string{"bench", "-repeat", "1"}, c.args...)...)
+		assert.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, "the CPU reference cannot honour", "%v", c.args)
+		assert.Contains(t, stderr, c.says, "%v", c.args)
+		assert.Empty(t, stdout, "%v", c.args)
+		assert.NotContains(t, stderr, "| light |", "%v: nothing ran", c.args)
+	}
+	assert.NoFileExists(t, plot)
 }
 
 // A small run of the benchmark wherever it runs (CPU reference here, the
 // GPUs on a GPU machine): exit 0 and a record that validates.
 func TestBenchSmallRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "small.json")
-	var out, errb bytes.Buffer
-	code := run([]string{"bench", "-quiet", "-config", "light", "-rays", "65536", "-accum-samples", "8192",
-		"-repeat", "1", "-warmup", "0", "-calibration-repeats", "1", "-json", path}, &out, &errb)
-	require.Equal(t, 0, code, "stderr: %s", errb.String())
-	assert.Contains(t, out.String(), "| Configuration | Operation | Batch | 1 GPU |")
+	out, errb, code := runHere("bench", "-quiet", "-config", "light", "-rays", "65536", "-accum-samples", "8192",
+		"-repeat", "1", "-warmup", "0", "-json", path)
+	require.Equal(t, 0, code, "stderr: %s", errb)
+	assert.Contains(t, out, "| Configuration | Operation | Batch | 1 GPU |")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.NoError(t, benchmarks.Validate(data))
 }
 
-func TestBenchRefusesBadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"bench", "-config", "heavy"},
-		{"bench", "-devices", "0,x"},
-		{"bench", "-calibration-mode", "guess"},
-		{"bench", "summarize"},
-		{"bench", "pin"},
-	} {
-		var out, errb bytes.Buffer
-		assert.Equal(t, 2, run(args, &out, &errb), "%v", args)
-		assert.NotEmpty(t, errb.String(), "%v says why", args)
-	}
-	var out, errb bytes.Buffer
-	assert.Equal(t, 1, run([]string{"bench", "summarize", filepath.Join(t.TempDir(), "missing.json")}, &out, &errb))
-}
-
-func TestCalibrateCommandRefusals(t *testing.T) {
-	for _, args := range [][]string{
-		{"calibrate", "-config", "heavy"},
-		{"calibrate", "-devices", "a,b"},
-	} {
-		var out, errb bytes.Buffer
-		assert.Equal(t, 2, run(args, &out, &errb), "%v", args)
-		assert.NotEmpty(t, errb.String())
-	}
-}
-
-// TestHelperCalibrate is re-executed without a driver; not a test on its own.
-func TestHelperCalibrate(t *testing.T) {
-	if os.Getenv("RAYD_TEST_HELPER") != "calibrate" {
-		return
-	}
-	os.Exit(run([]string{"calibrate", "-config", "light", "-rays", "4096"}, os.Stdout, os.Stderr))
+func TestBenchRuntimeFailuresExitOne(t *testing.T) {
+	_, _, code := runHere("bench", "summarize", filepath.Join(t.TempDir(), "missing.json"))
+	assert.Equal(t, 1, code)
 }
 
 // Without a driver `rayd calibrate` says why and exits 1: calibration needs
 // a scene on two or more devices.
 func TestCalibrateWithoutDriverFailsClearly(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCalibrate$")
-	cmd.Env = append(os.Environ(), "RAYD_TEST_HELPER=calibrate", "RAYD_LIBCUDA=/nonexistent/libcuda.so.1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee)
-	assert.Equal(t, 1, ee.ExitCode())
-	assert.Contains(t, stderr.String(), "calibration needs two or more devices")
+	_, stderr, code := runWithoutDriver(t, "calibrate", "-config", "light", "-rays", "4096")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "calibration needs two or more devices")
 }

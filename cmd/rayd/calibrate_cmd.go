@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/calibrate"
+	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -17,27 +17,37 @@ import (
 // -devices) and calibrates intersect and trace_reflections on it, printing
 // describe() for each operation (and the records as JSON with -json).
 func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config := fs.String("config", "compute", "scene: light or compute")
-	devices := fs.String("devices", "", `device ordinals, master first ("0,1"); default every visible device`)
-	rows := fs.Int("rays", 0, "probe batch (0: the configuration's batch)")
-	bounces := fs.Int("bounces", -1, "trace_reflections bounces (-1: the configuration's)")
-	repeats := fs.Int("repeats", calibrate.DefaultRepeats, "measured rounds")
-	mode := fs.String("mode", string(calibrate.ModeNoiseAware), "noise-aware or rayd")
-	jsonPath := fs.String("json", "", "write the calibration records here")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	f := newFlags("calibrate", "rayd calibrate [-config light|compute] [-devices 0,1] [-json PATH] [flags]", `
+Builds a benchmark scene on every visible device (or -devices, two or more)
+and calibrates intersect and trace_reflections on it: per-device probe
+times, then the ladder of splits, printing describe() of each record. On a
+terminal a progress bar with an ETA is drawn on stderr.`)
+	config := f.String("config", "compute", "scene: light or compute")
+	devices := f.String("devices", "", `device ordinals, master first ("0,1"); default every visible device`)
+	rows := f.Int("rays", 0, "probe batch (0: the configuration's batch)")
+	bounces := f.Int("bounces", -1, "trace_reflections bounces (-1: the configuration's)")
+	repeats := f.Int("repeats", calibrate.DefaultRepeats, "measured rounds")
+	mode := f.String("mode", string(calibrate.ModeNoiseAware), "noise-aware or rayd")
+	jsonPath := f.String("json", "", "write the calibration records here")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if f.NArg() > 0 {
+		return usageError(stderr, "calibrate", "unexpected argument %q", f.Arg(0))
+	}
+	if *rows < 0 || *repeats < 1 || *bounces > geom.MaxBounces {
+		return usageError(stderr, "calibrate", "-rays must not be negative, -repeats must be at least 1 and -bounces at most %d", geom.MaxBounces)
+	}
+	if *mode != string(calibrate.ModeNoiseAware) && *mode != string(calibrate.ModeRayD) {
+		return usageError(stderr, "calibrate", "unknown -mode %q (noise-aware or rayd)", *mode)
 	}
 	cfg, ok := workloadNamed(*config)
 	if !ok {
-		fmt.Fprintf(stderr, "rayd calibrate: unknown -config %q\n", *config)
-		return 2
+		return usageError(stderr, "calibrate", "unknown -config %q (light or compute)", *config)
 	}
 	devs, err := parseDevices(*devices)
 	if err != nil {
-		fmt.Fprintf(stderr, "rayd calibrate: %v\n", err)
-		return 2
+		return usageError(stderr, "calibrate", "%v", err)
 	}
 	if *bounces < 0 {
 		*bounces = cfg.MaxBounces
@@ -74,7 +84,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		rec, err := s.Calibrate(ctx, rayd.CalibrateOptions{Options: calibrate.Options{Rows: *rows, MaxBounces: b,
-			Repeats: *repeats, Mode: calibrate.Mode(*mode), Progress: stderr}})
+			Repeats: *repeats, Mode: calibrate.Mode(*mode), Progress: calibrationProgress(stderr)}})
 		if err != nil {
 			fmt.Fprintf(stderr, "rayd calibrate: %v\n", err)
 			return 1

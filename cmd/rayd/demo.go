@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,23 +16,32 @@ import (
 // best backend available and prints what it got: on a laptop without a GPU
 // it runs the CPU reference (and says so loudly).
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config := fs.String("config", "light", "scene: light (72,962-triangle grid) or compute (2.1M-triangle cloud)")
-	rays := fs.Int("rays", 1<<20, "rays to trace")
-	backend := fs.String("backend", "auto", "auto, cuda or cpu")
-	device := fs.Int("device", 0, "CUDA device ordinal")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	f := newFlags("demo", "rayd demo [-config light|compute] [-rays N] [-backend auto|cuda|optix|cpu] [-device N]", `
+Builds one of the benchmark scenes, traces a batch of rays on the best
+backend available (or -backend) and prints what it got: the build time,
+the intersect time and throughput, and the hit count. Without a GPU it runs
+the CPU reference and says so.`)
+	config := f.String("config", "light", "scene: light (72,962-triangle grid) or compute (2.1M-triangle cloud)")
+	rays := f.Int("rays", 1<<20, "rays to trace")
+	backend := f.String("backend", "auto", "auto, cuda, optix or cpu")
+	device := f.Int("device", 0, "CUDA device ordinal")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if f.NArg() > 0 {
+		return usageError(stderr, "demo", "unexpected argument %q", f.Arg(0))
 	}
 	cfg, ok := workloadNamed(*config)
 	if !ok {
-		fmt.Fprintf(stderr, "rayd demo: unknown config %q\n", *config)
-		return 2
+		return usageError(stderr, "demo", "unknown config %q (light or compute)", *config)
 	}
 	if *rays < 1 {
-		fmt.Fprintln(stderr, "rayd demo: -rays must be at least 1")
-		return 2
+		return usageError(stderr, "demo", "-rays must be at least 1")
+	}
+	switch rayd.Backend(*backend) {
+	case rayd.BackendAuto, rayd.BackendCUDA, rayd.BackendOptiX, rayd.BackendCPU:
+	default:
+		return usageError(stderr, "demo", "unknown -backend %q (auto, cuda, optix or cpu)", *backend)
 	}
 	mesh, o, d := cfg.Scaled(*rays).Build()
 	ctx := context.Background()

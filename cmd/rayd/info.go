@@ -1,23 +1,33 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/internal/buildinfo"
 	"github.com/rayd-go/rayd/launch"
 )
 
-// infoReport is what `rayd info -json` prints.
+// infoReport is what `rayd info -json` prints on success.
 type infoReport struct {
 	DriverVersion int             `json:"driver_version"`
 	LibCUDA       string          `json:"libcuda"`
 	Devices       []launch.Info   `json:"devices"`
 	PeerAccess    [][]bool        `json:"peer_access"` // [from][to]
 	Libraries     []libraryStatus `json:"libraries"`
+	Build         buildinfo.Stamp `json:"build"`
+}
+
+// infoFailure is what `rayd info -json` prints when the driver cannot
+// describe the machine: the error, a short code ("no_driver", "no_device"
+// or "driver") and the build stamp.
+type infoFailure struct {
+	Error string          `json:"error"`
+	Code  string          `json:"code"`
+	Build buildinfo.Stamp `json:"build"`
 }
 
 type libraryStatus struct {
@@ -27,29 +37,48 @@ type libraryStatus struct {
 	Error   string `json:"error,omitempty"`
 }
 
+// cmdInfo prints the driver, the devices, the peer-access matrix and the
+// optional libraries; exit status 1 (and with -json an error object on
+// stdout) when the driver cannot be loaded or queried.
 func cmdInfo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("info", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	f := newFlags("info", "rayd info [-json]", `
+Shows the CUDA driver version and library, every device (name, compute
+capability, SMs, memory, L2, PCI bus, UUID), the peer-access matrix and
+whether libnvoptix and libnccl load (with their paths and versions).
+Without an NVIDIA driver it reports the loader's error, every path it
+tried, and exits with status 1.`)
+	asJSON := f.Bool("json", false, "print JSON on stdout (an error object when the driver fails)")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if f.NArg() > 0 {
+		return usageError(stderr, "info", "unexpected argument %q", f.Arg(0))
 	}
 	rep, err := gatherInfo()
 	if err != nil {
 		fmt.Fprintf(stderr, "rayd info: %v\n", err)
-		return 1
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
+		if *asJSON {
+			writeJSON(stdout, stderr, "info", infoFailure{Error: err.Error(), Code: infoErrorCode(err), Build: buildinfo.Get()})
 		}
-		return 0
+		return exitFailure
+	}
+	rep.Build = buildinfo.Get()
+	if *asJSON {
+		return writeJSON(stdout, stderr, "info", rep)
 	}
 	printInfo(stdout, rep)
-	return 0
+	return exitOK
+}
+
+// infoErrorCode classifies a driver failure for the JSON error object.
+func infoErrorCode(err error) string {
+	switch {
+	case errors.Is(err, driver.ErrNoDriver):
+		return "no_driver"
+	case errors.Is(err, driver.ErrNoDevice):
+		return "no_device"
+	}
+	return "driver"
 }
 
 func gatherInfo() (*infoReport, error) {
