@@ -120,7 +120,7 @@ func ValidateOptions(devices []int, o Options) error {
 		}
 		return ErrOptionsWithoutDevices
 	}
-	if err := checkDevices(devices, nil); err != nil && !errors.Is(err, ErrNoDevices) {
+	if err := checkDevices(devices, nil, o.AllowSameDevice); err != nil && !errors.Is(err, ErrNoDevices) {
 		return err
 	}
 	var neg []int
