@@ -21,6 +21,12 @@ type job struct {
 
 	// host holds a host job's inputs.
 	host hostIn
+	// vertices is the scene vertex count a backward pass was given (its
+	// vertex partial has 3 per vertex), checked against the replica's
+	// scene; −1 for the other tasks.
+	vertices int
+	// edges marks a launch that reads the replica's edge BVH.
+	edges bool
 
 	// run queues the query for n rows of in, writing out, on s.
 	run func(k kernels, s *launch.Stream, in, out columns, n int) error
@@ -36,10 +42,12 @@ type job struct {
 	view          func(out columns) any
 }
 
-// kernels are the replica's structures a launch reads: its BVH and the
-// persistent-launch counter of the launch stream.
+// kernels are the replica's structures a launch reads: its triangle BVH,
+// its edge BVH (jobs with edges set only) and the persistent-launch counter
+// of the launch stream.
 type kernels struct {
 	bvh     *accel.BVH
+	edges   *accel.EdgeBVH
 	counter *launch.Buffer[uint32]
 }
 
@@ -95,6 +103,20 @@ func jobOf(t shard.Task) (*job, error) {
 		j := visibleJob(rayLayout(hostSegNames, false, len(t.Active) > 0))
 		j.host = hostRays(t.Start, t.End, nil, t.Active)
 		return j, nil
+	case *shard.NearestEdge:
+		return nearestEdgeJob(t), nil
+	case *shard.NearestEdgeRay:
+		return nearestEdgeRayJob(t), nil
+	case *shard.NearestEdges:
+		return nearestEdgesJob(t), nil
+	case *shard.IntersectVJP:
+		return intersectVJPJob(t), nil
+	case *shard.NearestEdgeVJP:
+		return edgePointVJPJob(t), nil
+	case *shard.NearestEdgeRayVJP:
+		return edgeRayVJPJob(t), nil
+	case shard.SegmentTask:
+		return segmentJob(t)
 	case *DeviceIntersect:
 		j := intersectJob(t.Flags, t.inLayout())
 		j.device, j.devIn, j.devOut, j.stream = true, raysCols(t.Rays), hitsCols(t.Out), t.Stream
@@ -167,7 +189,7 @@ func reflOf(c columns) accel.Reflections {
 // intersectJob is intersect with flags over inputs laid out as in: a
 // *geom.Hits record, or accel.Hits for a device job.
 func intersectJob(flags geom.Flags, in layout) *job {
-	return &job{key: shard.IntersectOp(flags).Key, in: in, out: hitsLayout(flags),
+	return &job{key: shard.IntersectOp(flags).Key, in: in, out: hitsLayout(flags), vertices: -1,
 		run: func(k kernels, s *launch.Stream, in, out columns, n int) error {
 			return k.bvh.Intersect(s, k.rays(in, n), flags, hitsOf(out))
 		},
@@ -187,7 +209,7 @@ func intersectJob(flags geom.Flags, in layout) *job {
 // reflectJob is trace_reflections with bounces: a *geom.Reflections record,
 // or accel.Reflections for a device job.
 func reflectJob(bounces int, images bool, in layout) *job {
-	return &job{key: shard.TraceReflectionsOp(bounces).Key, in: in, out: reflLayout(bounces, images),
+	return &job{key: shard.TraceReflectionsOp(bounces).Key, in: in, out: reflLayout(bounces, images), vertices: -1,
 		run: func(k kernels, s *launch.Stream, in, out columns, n int) error {
 			return k.bvh.TraceReflections(s, k.rays(in, n), bounces, reflOf(out))
 		},
@@ -207,7 +229,7 @@ func reflectJob(bounces int, images bool, in layout) *job {
 // visibleJob is visible: a []bool record, or the *launch.Buffer[uint8] of a
 // device job.
 func visibleJob(in layout) *job {
-	return &job{key: shard.OpVisible, in: in, out: visLayout(),
+	return &job{key: shard.OpVisible, in: in, out: visLayout(), vertices: -1,
 		run: func(k kernels, s *launch.Stream, in, out columns, n int) error {
 			r := k.rays(in, n)
 			return k.bvh.Visible(s, accel.Segments{Start: r.O, End: r.D, Active: r.Active, N: n, Counter: r.Counter}, out.u8[0])

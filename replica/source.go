@@ -237,15 +237,22 @@ func (r *Replica) openStreams() error {
 	return nil
 }
 
-// warmUp runs one row of every query on compute and waits for it.
+// warmUp runs one row of every query of the triangle BVH (intersect,
+// trace_reflections, visible, the segment blockers and the intersect VJP)
+// on compute and waits for it. The edge kernels load with the edge BVH, at
+// the first edge task.
 func (r *Replica) warmUp() (err error) {
 	s := r.compute
 	k := kernels{bvh: r.bvh, counter: r.counter}
 	o, d := []float32{0, 0, -1}, []float32{0, 0, 1}
+	seg := &geom.SegmentBatch{Rows: 1, PerRow: 1, Start: o, End: d, Active: []bool{true}, RowOK: []bool{true}}
 	tasks := []shard.Task{
 		&shard.Intersect{O: o, D: d, Flags: geom.FlagsAll},
 		&shard.TraceReflections{O: o, D: d, Bounces: 1},
 		&shard.Visible{Start: o, End: d},
+		shard.EdgeVisibilityTask(seg),
+		&shard.IntersectVJP{O: o, D: d, Prim: []int32{-1}, G: geom.IntersectCotangents{T: []float32{1}},
+			Vertices: r.tables.NumVertices()},
 	}
 	var held []columns
 	defer func() {

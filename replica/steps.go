@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/shard"
 )
@@ -41,6 +42,9 @@ func (r *Replica) scatterHost(j *job, lo, hi int) (shard.Payload, shard.Event, e
 	if err := j.host.check(j.in, hi); err != nil {
 		return nil, nil, err
 	}
+	if err := r.checkVertices(j); err != nil {
+		return nil, nil, err
+	}
 	s := r.in
 	cols, err := allocCols(s, j.in, hi-lo)
 	if err != nil {
@@ -60,6 +64,18 @@ func (r *Replica) scatterHost(j *job, lo, hi int) (shard.Payload, shard.Event, e
 	}
 	r.stats.uploaded.Add(cols.bytes())
 	return p, ev, nil
+}
+
+// checkVertices checks the vertex count a backward pass was given against
+// the replica's scene (its vertex partial holds 3 values per vertex).
+func (r *Replica) checkVertices(j *job) error {
+	if j.vertices < 0 {
+		return nil
+	}
+	if nv := r.tables.NumVertices(); j.vertices != nv {
+		return &geom.ArgumentError{Field: "Vertices", Reason: fmt.Sprintf("%d, the scene has %d", j.vertices, nv)}
+	}
+	return nil
 }
 
 // callerEvent records an event on the device task's stream, or returns nil
@@ -160,11 +176,12 @@ func (r *Replica) Fold(t shard.Task, acc shard.Payload, accReady shard.Event, pa
 	return nil, nil, fmt.Errorf("replica: fold %T: %w", t, shard.ErrUnsupported)
 }
 
-// Launch implements shard.Replica: compute (or side) waits on ready, the
-// outputs are allocated there (on the master, a device task writes
-// straight into its Out rows) and the query is queued there. The inputs'
-// last use becomes the launch stream, so releasing them frees after the
-// launch.
+// Launch implements shard.Replica: compute (or side) waits on ready and,
+// for an edge task, on the build of the replica's edge BVH (built here on
+// the first edge task); the outputs are allocated there (on the master, a
+// device task writes straight into its Out rows) and the query is queued
+// there. The inputs' last use becomes the launch stream, so releasing them
+// frees after the launch.
 func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard.Event) (shard.Payload, shard.Event, error) {
 	if rj, ok := rfJobOf(t); ok {
 		return r.launchRF(rj, in, lo, hi, ready)
@@ -183,7 +200,14 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	if p.lo != lo || p.hi != hi {
 		return nil, nil, fmt.Errorf("replica: launch of rows [%d,%d) on inputs of rows [%d,%d)", lo, hi, p.lo, p.hi)
 	}
+	// An edge task reads the replica's edge BVH, built on its first use.
 	k := kernels{bvh: r.bvh}
+	var built *event
+	if j.edges {
+		if k.edges, built, err = r.edgeBVH(); err != nil {
+			return nil, nil, err
+		}
+	}
 	// Alternate the launch stream (see Replica.side); the pick and the
 	// launch stay together under launchMu so each stream's counter is
 	// reset and used in its stream's order.
@@ -196,6 +220,9 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	}
 	r.flip = !r.flip
 	if err := waitOn(s, ready); err != nil {
+		return nil, nil, err
+	}
+	if err := waitOn(s, built); err != nil {
 		return nil, nil, err
 	}
 	if p.after != nil {
