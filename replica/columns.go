@@ -7,18 +7,51 @@ import (
 	"github.com/rayd-go/rayd/launch"
 )
 
-// spec is one column of a row-major record: its name (for validation
-// errors) and its width in elements per row; width 0 means the column is
-// absent.
+// spec is one column of a record: its name (for validation errors) and its
+// width. A row column holds per elements per row; a fixed column holds per
+// elements per chunk, whatever its rows (an output such as a chunk's
+// vertex-gradient partial). Width 0 means the column is absent.
 type spec struct {
-	name string
-	per  int
+	name  string
+	per   int
+	fixed bool
+}
+
+// col is a row column of per elements per row.
+func col(name string, per int) spec { return spec{name: name, per: per} }
+
+// fixedCol is a fixed column of n elements per chunk.
+func fixedCol(name string, n int) spec { return spec{name: name, per: n, fixed: true} }
+
+// length is the column's element count in a chunk of n rows.
+func (c spec) length(n int) int {
+	if c.fixed {
+		return c.per
+	}
+	return c.per * n
 }
 
 // layout lists the columns of an operation's inputs or outputs by element
 // type, in a fixed canonical order per operation.
 type layout struct {
-	f32, i32, u8 []spec
+	f32, i32, u8, f64 []spec
+}
+
+// rowBytes is the size of one row of the layout's row columns (fixed
+// columns are per chunk and not counted).
+func (l layout) rowBytes() int {
+	n := 0
+	for _, set := range []struct {
+		specs []spec
+		size  int
+	}{{l.f32, 4}, {l.i32, 4}, {l.u8, 1}, {l.f64, 8}} {
+		for _, c := range set.specs {
+			if !c.fixed {
+				n += set.size * c.per
+			}
+		}
+	}
+	return n
 }
 
 // columns holds one buffer per column of a layout (nil where the column is
@@ -28,9 +61,11 @@ type columns struct {
 	f32 []*launch.Buffer[float32]
 	i32 []*launch.Buffer[int32]
 	u8  []*launch.Buffer[uint8]
+	f64 []*launch.Buffer[float64]
 }
 
-// allocCols allocates n rows of every present column in stream order on s.
+// allocCols allocates every present column of a chunk of n rows in stream
+// order on s.
 func allocCols(s *launch.Stream, l layout, n int) (columns, error) {
 	var c columns
 	var err error
@@ -40,6 +75,9 @@ func allocCols(s *launch.Stream, l layout, n int) (columns, error) {
 	}
 	if err == nil {
 		c.u8, err = allocSet[uint8](s, l.u8, n)
+	}
+	if err == nil {
+		c.f64, err = allocSet[float64](s, l.f64, n)
 	}
 	if err != nil {
 		return columns{}, errors.Join(err, c.closeOn(s))
@@ -53,7 +91,7 @@ func allocSet[T launch.Elem](s *launch.Stream, l []spec, n int) ([]*launch.Buffe
 		if c.per == 0 {
 			continue
 		}
-		b, err := launch.AllocAsync[T](s, c.per*n)
+		b, err := launch.AllocAsync[T](s, c.length(n))
 		if err != nil {
 			return out, fmt.Errorf("replica: allocating %s (%d rows): %w", c.name, n, err)
 		}
@@ -62,7 +100,8 @@ func allocSet[T launch.Elem](s *launch.Stream, l []spec, n int) ([]*launch.Buffe
 	return out, nil
 }
 
-// view returns rows [lo, hi) of every present column.
+// view returns rows [lo, hi) of every present column (row columns only: a
+// device task's caller buffers).
 func (c columns) view(l layout, lo, hi int) (columns, error) {
 	var v columns
 	var err error
@@ -72,7 +111,10 @@ func (c columns) view(l layout, lo, hi int) (columns, error) {
 	if v.i32, err = viewSet(c.i32, l.i32, lo, hi); err != nil {
 		return v, err
 	}
-	v.u8, err = viewSet(c.u8, l.u8, lo, hi)
+	if v.u8, err = viewSet(c.u8, l.u8, lo, hi); err != nil {
+		return v, err
+	}
+	v.f64, err = viewSet(c.f64, l.f64, lo, hi)
 	return v, err
 }
 
@@ -81,6 +123,9 @@ func viewSet[T launch.Elem](bufs []*launch.Buffer[T], l []spec, lo, hi int) ([]*
 	for i, c := range l {
 		if c.per == 0 {
 			continue
+		}
+		if c.fixed {
+			return nil, fmt.Errorf("replica: %s is per chunk and has no rows to view", c.name)
 		}
 		if i >= len(bufs) || bufs[i] == nil {
 			return nil, fmt.Errorf("replica: %s is missing", c.name)
@@ -97,16 +142,13 @@ func viewSet[T launch.Elem](bufs []*launch.Buffer[T], l []spec, lo, hi int) ([]*
 	return out, nil
 }
 
-// copyFrom queues copies of every column of src into c on s (peer copies
-// when the devices differ). c and src have the same layout and rows.
+// copyFrom queues copies of every column of src into c on s: a plain
+// device-to-device copy when both live on one device (two replicas of one
+// GPU), a peer copy otherwise (launch.Buffer.CopyFrom). c and src have the
+// same layout and rows.
 func (c columns) copyFrom(s *launch.Stream, src columns) error {
-	if err := copySet(s, c.f32, src.f32); err != nil {
-		return err
-	}
-	if err := copySet(s, c.i32, src.i32); err != nil {
-		return err
-	}
-	return copySet(s, c.u8, src.u8)
+	return errors.Join(copySet(s, c.f32, src.f32), copySet(s, c.i32, src.i32), copySet(s, c.u8, src.u8),
+		copySet(s, c.f64, src.f64))
 }
 
 func copySet[T launch.Elem](s *launch.Stream, dst, src []*launch.Buffer[T]) error {
@@ -126,14 +168,12 @@ func copySet[T launch.Elem](s *launch.Stream, dst, src []*launch.Buffer[T]) erro
 
 // closeOn frees every owned column in stream order on s.
 func (c columns) closeOn(s *launch.Stream) error {
+	return errors.Join(closeSet(s, c.f32), closeSet(s, c.i32), closeSet(s, c.u8), closeSet(s, c.f64))
+}
+
+func closeSet[T launch.Elem](s *launch.Stream, bufs []*launch.Buffer[T]) error {
 	var errs []error
-	for _, b := range c.f32 {
-		errs = append(errs, b.CloseOn(s))
-	}
-	for _, b := range c.i32 {
-		errs = append(errs, b.CloseOn(s))
-	}
-	for _, b := range c.u8 {
+	for _, b := range bufs {
 		errs = append(errs, b.CloseOn(s))
 	}
 	return errors.Join(errs...)
@@ -141,18 +181,12 @@ func (c columns) closeOn(s *launch.Stream) error {
 
 // bytes is the size of every present column.
 func (c columns) bytes() int64 {
+	return setBytes(c.f32) + setBytes(c.i32) + setBytes(c.u8) + setBytes(c.f64)
+}
+
+func setBytes[T launch.Elem](bufs []*launch.Buffer[T]) int64 {
 	var n int64
-	for _, b := range c.f32 {
-		if b != nil {
-			n += int64(b.Bytes())
-		}
-	}
-	for _, b := range c.i32 {
-		if b != nil {
-			n += int64(b.Bytes())
-		}
-	}
-	for _, b := range c.u8 {
+	for _, b := range bufs {
 		if b != nil {
 			n += int64(b.Bytes())
 		}
@@ -174,34 +208,50 @@ func (c columns) device(l layout) (*launch.Device, error) {
 			err = fmt.Errorf("replica: %s is on %v, the other buffers on %v", name, b.Device(), d)
 		}
 	}
-	for i, b := range c.f32 {
-		if b != nil && l.f32[i].per > 0 {
-			check(l.f32[i].name, b)
-		}
-	}
-	for i, b := range c.i32 {
-		if b != nil && l.i32[i].per > 0 {
-			check(l.i32[i].name, b)
-		}
-	}
-	for i, b := range c.u8 {
-		if b != nil && l.u8[i].per > 0 {
-			check(l.u8[i].name, b)
-		}
-	}
+	deviceSet(c.f32, l.f32, check)
+	deviceSet(c.i32, l.i32, check)
+	deviceSet(c.u8, l.u8, check)
+	deviceSet(c.f64, l.f64, check)
 	return d, err
+}
+
+func deviceSet[T launch.Elem](bufs []*launch.Buffer[T], l []spec, check func(string, interface{ Device() *launch.Device })) {
+	for i, b := range bufs {
+		if b != nil && i < len(l) && l[i].per > 0 {
+			check(l[i].name, b)
+		}
+	}
 }
 
 // download copies the first len(dst[i]) elements of every present column
 // into dst[i], after the work queued on s (each copy waits for s).
+// A non-empty destination without its column is an error.
 func download[T launch.Elem](s *launch.Stream, bufs []*launch.Buffer[T], dst [][]T) error {
-	for i, b := range bufs {
-		if b == nil || i >= len(dst) || len(dst[i]) == 0 {
+	for i, d := range dst {
+		if len(d) == 0 {
 			continue
 		}
-		if err := b.Download(s, dst[i]); err != nil {
+		if i >= len(bufs) || bufs[i] == nil {
+			return fmt.Errorf("replica: output column %d of %d elements is missing", i, len(d))
+		}
+		if err := bufs[i].Download(s, d); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// downloadBools is download of one byte column into a bool slice.
+func downloadBools(s *launch.Stream, b *launch.Buffer[uint8], dst []bool) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	raw := make([]uint8, len(dst))
+	if err := download(s, []*launch.Buffer[uint8]{b}, [][]uint8{raw}); err != nil {
+		return err
+	}
+	for i, v := range raw {
+		dst[i] = v != 0
 	}
 	return nil
 }

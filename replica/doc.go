@@ -8,18 +8,46 @@
 //
 // # Operations
 //
-// The per_ray tasks of package shard (Intersect with any flags,
-// TraceReflections, Visible) run on host inputs and return host records.
+// The per_ray tasks of package shard run on host inputs and return host
+// records: Intersect with any flags, TraceReflections and Visible over the
+// replica's BVH; the nearest-edge queries NearestEdge, NearestEdgeRay and
+// NearestEdges over its edge BVH (edge_steps.go); the visibility variants
+// (shard.SegmentTask: a chunk's rows are the segments [lo·PerRow,
+// hi·PerRow) of the expanded batch, whose closest blockers the BVH finds
+// and the task's FinishRows turns into the chunk's record;
+// segment_steps.go); and the backward passes IntersectVJP, NearestEdgeVJP
+// and NearestEdgeRayVJP, whose chunk record holds its rows' gradients and
+// the chunk's vertex-gradient partial, which package shard sums on the
+// host (vjp_steps.go). Inputs and outputs are columns of a layout
+// (columns.go): float32, int32, byte and float64 columns of a fixed width
+// per row, and fixed columns of a fixed length per chunk (a vertex
+// partial), allocated, copied and downloaded alike.
+//
 // The device-resident tasks of this package (DeviceIntersect,
 // DeviceReflections, DeviceVisible) take their inputs and the whole output
 // record in buffers of the master, RayD's own setting: the master works in
-// place and remotes are fed and drained by peer copies. The RF grid_reduce
-// and source_lane tasks fold partial grids in place per device and gather
-// them to the master (rf_steps.go). The
-// broadcast mutations are UpdateVertices (staged in the replica's host
-// tables), SyncGeometry (a refit on the device) and SetEdgeMask (recorded).
-// Every replica runs the same kernels on the same tables, so a sharded
-// result is bitwise the single-device result on identical devices.
+// place and remotes are fed and drained by copies. The RF grid_reduce and
+// source_lane tasks fold partial grids in place per device and gather them
+// to the master (rf_steps.go).
+//
+// The broadcast mutations are UpdateVertices (validated and staged),
+// SyncGeometry (the staged vertices written to the replica's host tables
+// and a refit of the BVH, and of the edge BVH once built, on main) and
+// SetEdgeMask (checked against the edge table, recorded, and installed on
+// the edge BVH on main once built). Each replica builds its edge BVH from
+// its own tables on main at its first edge task, with the current mask;
+// launches that read it wait for that build. Every replica runs the same
+// kernels on the same tables, so a sharded result is bitwise the
+// single-device result on identical devices, row by row; the vertex
+// gradients of the backward passes are sums whose last bits depend on the
+// order of the device's atomic additions and of the chunks.
+//
+// A layer may name one device more than once (shard.Options.AllowSameDevice):
+// every position but the master's is then a remote on the master's device,
+// with its own streams, BVH, edge BVH and counters, driven through the same
+// scatter, launch and gather steps; its copies to and from the master are
+// device-to-device copies (launch.Buffer.CopyFrom within one device) and it
+// needs no peer access.
 //
 // # Streams, events and memory
 //
@@ -40,7 +68,8 @@
 //	Scatter  host: alloc+upload on in ─uploaded→
 //	         device, remote: alloc on in ─allocated→ scatter (after the
 //	         caller's Stream) peer copy ─copied→
-//	Launch   compute waits, allocates the outputs, launches ─computed→
+//	Launch   compute waits (an edge task also on its replica's edge BVH
+//	         build on main), allocates the outputs, launches ─computed→
 //	Gather   remote: recv alloc ─allocated→ gather waits computed, peer
 //	         copy to the master ─gathered→
 //	Result   master: result stream waits, downloads (host tasks), or the
@@ -48,7 +77,8 @@
 //	Exit     compute ─done→ main, so a later refit waits for the queries
 //
 // No step waits on the host except Result of a host task (the contract
-// asks for a host record) and Event.Wait. Memory for a chunk comes from the
+// asks for a host record), Event.Wait, and the first edge task's launch on
+// a replica, which returns once that replica's edge BVH is built. Memory for a chunk comes from the
 // device's stream-ordered pool and is freed in stream order on the stream
 // of its last use (launch.Buffer.CloseOn), after that stream was made to
 // wait for every earlier use, so releasing a payload never blocks and

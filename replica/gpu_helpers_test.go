@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,13 +18,15 @@ import (
 	"github.com/rayd-go/rayd/shard"
 )
 
-// fixture is a two-device source, the test scene and a single-device
-// reference built on the master with accel directly.
+// fixture is a source, the test scene, the device list of a replicated
+// layer and a single-device reference built on the master with accel
+// directly.
 type fixture struct {
-	src    *replica.Source
-	meshes []geom.Mesh
-	ref    *single
-	rng    *rand.Rand
+	src     *replica.Source
+	meshes  []geom.Mesh
+	devices []int
+	ref     *single
+	rng     *rand.Rand
 }
 
 // testMeshes mixes a dynamic grid, a closed sphere with degenerate poles, a
@@ -35,36 +38,79 @@ func testMeshes(r *rand.Rand) []geom.Mesh {
 		testscene.Box([3]float32{-0.6, 0.5, 0.2}, [3]float32{0.2, 0.3, 0.25}), testscene.Soup(r, 3000, 0.03)}
 }
 
-func newFixture(t *testing.T) *fixture {
+// replicated is the device list of a replicated layer on this machine:
+// devices 0 and 1 when two are visible, otherwise two replicas of device 0
+// (the second driven as a remote, shard.Options.AllowSameDevice), so that
+// every multi-replica test also runs on a one-GPU machine.
+func replicated(t *testing.T) []int {
 	t.Helper()
-	gputest.MustHaveDevices(t, 2)
+	if len(gputest.MustHaveDevices(t, 1)) >= 2 {
+		return []int{0, 1}
+	}
+	return []int{0, 0}
+}
+
+// deviceLists are the device lists the operations are checked on: two
+// replicas of device 0 always, and devices 0 and 1 when two are visible.
+func deviceLists(t *testing.T) [][]int {
+	t.Helper()
+	lists := [][]int{{0, 0}}
+	if len(gputest.MustHaveDevices(t, 1)) >= 2 {
+		lists = append(lists, []int{0, 1})
+	}
+	return lists
+}
+
+// distinct returns the devices of a list once each, in order.
+func distinct(devices []int) []int {
+	var out []int
+	for _, d := range devices {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func newFixture(t *testing.T) *fixture { return newFixtureOn(t, replicated(t)) }
+
+// newFixtureOn is a fixture whose layers run on devices.
+func newFixtureOn(t *testing.T, devices []int) *fixture {
+	t.Helper()
+	gputest.MustHaveDevices(t, slices.Max(devices)+1)
 	src := replica.NewSource(replica.Options{})
 	t.Cleanup(func() { require.NoError(t, src.Close()) })
-	f := &fixture{src: src, rng: testscene.Rand(t)}
+	f := &fixture{src: src, rng: testscene.Rand(t), devices: devices}
 	f.meshes = testMeshes(f.rng)
 	f.ref = newSingle(t, src, f.meshes)
 	return f
 }
 
-// layer plans and builds a layer over devices 0 and 1; reps receives the
-// replicas by device.
-func (f *fixture) layer(t *testing.T, o shard.Options) (*shard.Layer, map[int]*replica.Replica) {
+// layer plans and builds a layer over the fixture's devices (with
+// AllowSameDevice when a device repeats); reps receives the replicas by
+// position.
+func (f *fixture) layer(t *testing.T, o shard.Options) (*shard.Layer, []*replica.Replica) {
 	t.Helper()
-	l, err := shard.Plan([]int{0, 1}, f.src.Topology(), o)
+	if len(distinct(f.devices)) < len(f.devices) {
+		o.AllowSameDevice = true
+	}
+	l, err := shard.Plan(f.devices, f.src.Topology(), o)
 	require.NoError(t, err)
 	require.NotNil(t, l)
-	reps := map[int]*replica.Replica{}
-	build := func(ctx context.Context, slot shard.Slot) (shard.Replica, error) {
-		d := slot.Device
-		r, err := f.src.Build(ctx, 0, d, f.meshes)
+	reps := make([]*replica.Replica, len(f.devices))
+	build := f.src.Builder(0, f.meshes)
+	require.NoError(t, l.Build(context.Background(), func(ctx context.Context, slot shard.Slot) (shard.Replica, error) {
+		r, err := build(ctx, slot)
 		if err != nil {
 			return nil, err
 		}
-		reps[d] = r
+		reps[slot.Index] = r.(*replica.Replica)
 		return r, nil
-	}
-	require.NoError(t, l.Build(context.Background(), build))
+	}))
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
+	for i, r := range reps {
+		require.Equal(t, i == 0, r.Master(), "replica %d", i)
+	}
 	return l, reps
 }
 

@@ -9,33 +9,53 @@ import (
 	"github.com/rayd-go/rayd/shard"
 )
 
-// kind is the query a job runs.
-type kind int
-
-const (
-	kindIntersect kind = iota
-	kindReflect
-	kindVisible
-)
-
-// job is a task normalised for the replica: the columns of its inputs and
-// outputs and where they live. Host jobs (the shard package's tasks) carry
-// host slices; device jobs (this package's Device* tasks) carry the
-// caller's buffers on the master and the caller's stream.
+// job is a per_ray task normalised for the replica: the columns of its
+// inputs and outputs, where they live, the launch that maps a chunk's
+// input columns to its output columns, and the record made of them. Host
+// jobs (the shard package's tasks) carry host slices and return host
+// records; device jobs (this package's Device* tasks) carry the caller's
+// buffers on the master and the caller's stream, and return views.
 type job struct {
-	kind    kind
-	flags   geom.Flags
-	bounces int
+	key     string // the operation key, for errors
 	in, out layout
 
-	// Host jobs: o (start), d (end) and tmax, and the active mask.
-	hostF32 [][]float32
-	active  []bool
+	// host holds a host job's inputs.
+	host hostIn
+	// vertices is the scene vertex count a backward pass was given (its
+	// vertex partial has 3 per vertex), checked against the replica's
+	// scene; −1 for the other tasks.
+	vertices int
+	// edges marks a launch that reads the replica's edge BVH.
+	edges bool
 
-	// Device jobs.
+	// run queues the query for n rows of in, writing out, on s.
+	run func(k kernels, s *launch.Stream, in, out columns, n int) error
+	// record downloads the outputs of rows [lo, hi) on s into the task's
+	// host record (host jobs).
+	record func(s *launch.Stream, out columns, lo, hi int) (any, error)
+
+	// Device jobs: the caller's buffers and stream, and the record viewing
+	// the outputs.
 	device        bool
 	devIn, devOut columns
 	stream        *launch.Stream
+	view          func(out columns) any
+}
+
+// kernels are the replica's structures a launch reads: its triangle BVH,
+// its edge BVH (jobs with edges set only) and the persistent-launch counter
+// of the launch stream.
+type kernels struct {
+	bvh     *accel.BVH
+	edges   *accel.EdgeBVH
+	counter *launch.Buffer[uint32]
+}
+
+// rays is the ray batch of n rows of in (origins or segment starts,
+// directions or segment ends, optional tmax and active mask), persistent on
+// the stream's counter.
+func (k kernels) rays(in columns, n int) accel.Rays {
+	return accel.Rays{O: in.f32[0], D: in.f32[1], TMax: in.f32[2], Active: in.u8[0], N: n, Counter: k.counter}
 }
 
 func b2i(b bool) int {
@@ -53,13 +73,66 @@ var (
 	devSegNames  = [4]string{"Segments.Start", "Segments.End", "tmax", "Segments.Active"}
 )
 
-// rayLayout is the input layout of every query: origins (segment starts),
-// directions (segment ends), optional tmax and optional active mask.
+// rayLayout is the input layout of the ray queries: origins (segment
+// starts), directions (segment ends), optional tmax and optional active
+// mask.
 func rayLayout(names [4]string, tmax, active bool) layout {
 	return layout{
-		f32: []spec{{names[0], 3}, {names[1], 3}, {names[2], b2i(tmax)}},
-		u8:  []spec{{names[3], b2i(active)}},
+		f32: []spec{col(names[0], 3), col(names[1], 3), col(names[2], b2i(tmax))},
+		u8:  []spec{col(names[3], b2i(active))},
 	}
+}
+
+// hostRays is the host input of a ray query.
+func hostRays(o, d, tmax []float32, active []bool) hostIn {
+	return hostIn{f32: [][]float32{o, d, tmax}, u8: [][]bool{active}}
+}
+
+// jobOf normalises a task, or refuses a task this package has no kernel for.
+func jobOf(t shard.Task) (*job, error) {
+	switch t := t.(type) {
+	case *shard.Intersect:
+		j := intersectJob(t.Flags, rayLayout(hostRayNames, len(t.TMax) > 0, len(t.Active) > 0))
+		j.host = hostRays(t.O, t.D, t.TMax, t.Active)
+		return j, nil
+	case *shard.TraceReflections:
+		j := reflectJob(t.Bounces, true, rayLayout(hostRayNames, len(t.TMax) > 0, len(t.Active) > 0))
+		j.host = hostRays(t.O, t.D, t.TMax, t.Active)
+		return j, nil
+	case *shard.Visible:
+		j := visibleJob(rayLayout(hostSegNames, false, len(t.Active) > 0))
+		j.host = hostRays(t.Start, t.End, nil, t.Active)
+		return j, nil
+	case *shard.NearestEdge:
+		return nearestEdgeJob(t), nil
+	case *shard.NearestEdgeRay:
+		return nearestEdgeRayJob(t), nil
+	case *shard.NearestEdges:
+		return nearestEdgesJob(t), nil
+	case *shard.IntersectVJP:
+		return intersectVJPJob(t), nil
+	case *shard.NearestEdgeVJP:
+		return edgePointVJPJob(t), nil
+	case *shard.NearestEdgeRayVJP:
+		return edgeRayVJPJob(t), nil
+	case shard.SegmentTask:
+		return segmentJob(t)
+	case *DeviceIntersect:
+		j := intersectJob(t.Flags, t.inLayout())
+		j.device, j.devIn, j.devOut, j.stream = true, raysCols(t.Rays), hitsCols(t.Out), t.Stream
+		return j, nil
+	case *DeviceReflections:
+		j := reflectJob(t.Bounces, t.Out.Images != nil, t.inLayout())
+		j.device, j.devIn, j.devOut, j.stream = true, raysCols(t.Rays), reflCols(t.Out), t.Stream
+		return j, nil
+	case *DeviceVisible:
+		j := visibleJob(t.inLayout())
+		j.device, j.stream = true, t.Stream
+		j.devIn = raysCols(accel.Rays{O: t.Segments.Start, D: t.Segments.End, Active: t.Segments.Active})
+		j.devOut = columns{u8: []*launch.Buffer[uint8]{t.Out}}
+		return j, nil
+	}
+	return nil, fmt.Errorf("replica: no CUDA kernel for task %T: %w", t, shard.ErrUnsupported)
 }
 
 // hitsLayout is the output layout of intersect for flags, in the order of
@@ -67,22 +140,23 @@ func rayLayout(names [4]string, tmax, active bool) layout {
 func hitsLayout(flags geom.Flags) layout {
 	g, sh, uv := b2i(flags.Has(geom.FlagGeometric)), b2i(flags.Has(geom.FlagShadingN)), b2i(flags.Has(geom.FlagUV))
 	return layout{
-		f32: []spec{{"Out.T", 1}, {"Out.P", 3 * g}, {"Out.N", 3 * sh}, {"Out.GeoN", 3 * g}, {"Out.UV", 2 * uv}, {"Out.Bary", 3 * g}},
-		i32: []spec{{"Out.ShapeID", g}, {"Out.PrimID", g}, {"Out.LocalPrimID", g}, {"Out.GlobalPrimID", g}},
+		f32: []spec{col("Out.T", 1), col("Out.P", 3*g), col("Out.N", 3*sh), col("Out.GeoN", 3*g), col("Out.UV", 2*uv),
+			col("Out.Bary", 3*g)},
+		i32: []spec{col("Out.ShapeID", g), col("Out.PrimID", g), col("Out.LocalPrimID", g), col("Out.GlobalPrimID", g)},
 	}
 }
 
 // reflLayout is the output layout of trace_reflections with b bounces.
 func reflLayout(b int, images bool) layout {
 	return layout{
-		f32: []spec{{"Out.T", b}, {"Out.Images", 3 * b * b2i(images)}},
-		i32: []spec{{"Out.Prim", b}},
-		u8:  []spec{{"Out.Valid", b}},
+		f32: []spec{col("Out.T", b), col("Out.Images", 3*b*b2i(images))},
+		i32: []spec{col("Out.Prim", b)},
+		u8:  []spec{col("Out.Valid", b)},
 	}
 }
 
 // visLayout is the output layout of visible.
-func visLayout() layout { return layout{u8: []spec{{"Out", 1}}} }
+func visLayout() layout { return layout{u8: []spec{col("Out", 1)}} }
 
 func raysCols(r accel.Rays) columns {
 	return columns{f32: []*launch.Buffer[float32]{r.O, r.D, r.TMax}, u8: []*launch.Buffer[uint8]{r.Active}}
@@ -112,112 +186,57 @@ func reflOf(c columns) accel.Reflections {
 	return accel.Reflections{Valid: c.u8[0], T: c.f32[0], Prim: c.i32[0], Images: c.f32[1]}
 }
 
-// jobOf normalises a task, or refuses a task this package has no kernel for.
-func jobOf(t shard.Task) (*job, error) {
-	switch t := t.(type) {
-	case *shard.Intersect:
-		return &job{kind: kindIntersect, flags: t.Flags, in: rayLayout(hostRayNames, len(t.TMax) > 0, len(t.Active) > 0),
-			out: hitsLayout(t.Flags), hostF32: [][]float32{t.O, t.D, t.TMax}, active: t.Active}, nil
-	case *shard.TraceReflections:
-		return &job{kind: kindReflect, bounces: t.Bounces, in: rayLayout(hostRayNames, len(t.TMax) > 0, len(t.Active) > 0),
-			out: reflLayout(t.Bounces, true), hostF32: [][]float32{t.O, t.D, t.TMax}, active: t.Active}, nil
-	case *shard.Visible:
-		return &job{kind: kindVisible, in: rayLayout(hostSegNames, false, len(t.Active) > 0),
-			out: visLayout(), hostF32: [][]float32{t.Start, t.End, nil}, active: t.Active}, nil
-	case *DeviceIntersect:
-		return &job{kind: kindIntersect, flags: t.Flags, in: t.inLayout(), out: hitsLayout(t.Flags),
-			device: true, devIn: raysCols(t.Rays), devOut: hitsCols(t.Out), stream: t.Stream}, nil
-	case *DeviceReflections:
-		return &job{kind: kindReflect, bounces: t.Bounces, in: t.inLayout(), out: reflLayout(t.Bounces, t.Out.Images != nil),
-			device: true, devIn: raysCols(t.Rays), devOut: reflCols(t.Out), stream: t.Stream}, nil
-	case *DeviceVisible:
-		return &job{kind: kindVisible, in: t.inLayout(), out: visLayout(), device: true,
-			devIn:  raysCols(accel.Rays{O: t.Segments.Start, D: t.Segments.End, Active: t.Segments.Active}),
-			devOut: columns{u8: []*launch.Buffer[uint8]{t.Out}}, stream: t.Stream}, nil
-	}
-	return nil, fmt.Errorf("replica: no CUDA kernel for task %T: %w", t, shard.ErrUnsupported)
+// intersectJob is intersect with flags over inputs laid out as in: a
+// *geom.Hits record, or accel.Hits for a device job.
+func intersectJob(flags geom.Flags, in layout) *job {
+	return &job{key: shard.IntersectOp(flags).Key, in: in, out: hitsLayout(flags), vertices: -1,
+		run: func(k kernels, s *launch.Stream, in, out columns, n int) error {
+			return k.bvh.Intersect(s, k.rays(in, n), flags, hitsOf(out))
+		},
+		record: func(s *launch.Stream, out columns, lo, hi int) (any, error) {
+			h := geom.NewHits(hi-lo, flags)
+			if err := download(s, out.f32, [][]float32{h.T, h.P, h.N, h.GeoN, h.UV, h.Bary}); err != nil {
+				return nil, err
+			}
+			if err := download(s, out.i32, [][]int32{h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID}); err != nil {
+				return nil, err
+			}
+			return h, nil
+		},
+		view: func(out columns) any { return hitsOf(out) }}
 }
 
-// run queues the job's query for n rows of in, writing out, on s.
-func (j *job) run(b *accel.BVH, s *launch.Stream, in, out columns, n int, counter *launch.Buffer[uint32]) error {
-	rays := accel.Rays{O: in.f32[0], D: in.f32[1], TMax: in.f32[2], Active: in.u8[0], N: n, Counter: counter}
-	switch j.kind {
-	case kindIntersect:
-		return b.Intersect(s, rays, j.flags, hitsOf(out))
-	case kindReflect:
-		return b.TraceReflections(s, rays, j.bounces, reflOf(out))
-	}
-	seg := accel.Segments{Start: rays.O, End: rays.D, Active: rays.Active, N: n, Counter: counter}
-	return b.Visible(s, seg, out.u8[0])
+// reflectJob is trace_reflections with bounces: a *geom.Reflections record,
+// or accel.Reflections for a device job.
+func reflectJob(bounces int, images bool, in layout) *job {
+	return &job{key: shard.TraceReflectionsOp(bounces).Key, in: in, out: reflLayout(bounces, images), vertices: -1,
+		run: func(k kernels, s *launch.Stream, in, out columns, n int) error {
+			return k.bvh.TraceReflections(s, k.rays(in, n), bounces, reflOf(out))
+		},
+		record: func(s *launch.Stream, out columns, lo, hi int) (any, error) {
+			r := geom.NewReflections(hi-lo, bounces)
+			if err := download(s, out.f32, [][]float32{r.T, r.ImageSources}); err != nil {
+				return nil, err
+			}
+			if err := download(s, out.i32, [][]int32{r.PrimIDs}); err != nil {
+				return nil, err
+			}
+			return r, downloadBools(s, out.u8[0], r.Valid)
+		},
+		view: func(out columns) any { return reflOf(out) }}
 }
 
-// hostRecord downloads n rows of out on s into the host record of the
-// job's task (*geom.Hits, *geom.Reflections or []bool).
-func (j *job) hostRecord(s *launch.Stream, out columns, n int) (any, error) {
-	switch j.kind {
-	case kindIntersect:
-		h := geom.NewHits(n, j.flags)
-		if err := download(s, out.f32, [][]float32{h.T, h.P, h.N, h.GeoN, h.UV, h.Bary}); err != nil {
-			return nil, err
-		}
-		if err := download(s, out.i32, [][]int32{h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID}); err != nil {
-			return nil, err
-		}
-		return h, nil
-	case kindReflect:
-		r := geom.NewReflections(n, j.bounces)
-		valid := make([]uint8, len(r.Valid))
-		if err := download(s, out.f32, [][]float32{r.T, r.ImageSources}); err != nil {
-			return nil, err
-		}
-		if err := download(s, out.i32, [][]int32{r.PrimIDs}); err != nil {
-			return nil, err
-		}
-		if err := download(s, out.u8, [][]uint8{valid}); err != nil {
-			return nil, err
-		}
-		for i, v := range valid {
-			r.Valid[i] = v != 0
-		}
-		return r, nil
-	}
-	vis := make([]uint8, n)
-	if err := download(s, out.u8, [][]uint8{vis}); err != nil {
-		return nil, err
-	}
-	res := make([]bool, n)
-	for i, v := range vis {
-		res[i] = v != 0
-	}
-	return res, nil
-}
-
-// deviceRecord is the device record of the job's task over out: accel.Hits,
-// accel.Reflections or *launch.Buffer[uint8].
-func (j *job) deviceRecord(out columns) any {
-	switch j.kind {
-	case kindIntersect:
-		return hitsOf(out)
-	case kindReflect:
-		return reflOf(out)
-	}
-	return out.u8[0]
-}
-
-// hostRows returns the host data of rows [lo, hi) of column i of the
-// float32 inputs.
-func (j *job) hostRows(i, lo, hi int) []float32 {
-	per := j.in.f32[i].per
-	return j.hostF32[i][per*lo : per*hi]
-}
-
-// activeBytes converts rows [lo, hi) of the active mask to bytes.
-func (j *job) activeBytes(lo, hi int) []uint8 {
-	out := make([]uint8, hi-lo)
-	for i, v := range j.active[lo:hi] {
-		if v {
-			out[i] = 1
-		}
-	}
-	return out
+// visibleJob is visible: a []bool record, or the *launch.Buffer[uint8] of a
+// device job.
+func visibleJob(in layout) *job {
+	return &job{key: shard.OpVisible, in: in, out: visLayout(), vertices: -1,
+		run: func(k kernels, s *launch.Stream, in, out columns, n int) error {
+			r := k.rays(in, n)
+			return k.bvh.Visible(s, accel.Segments{Start: r.O, End: r.D, Active: r.Active, N: n, Counter: r.Counter}, out.u8[0])
+		},
+		record: func(s *launch.Stream, out columns, lo, hi int) (any, error) {
+			res := make([]bool, hi-lo)
+			return res, downloadBools(s, out.u8[0], res)
+		},
+		view: func(out columns) any { return out.u8[0] }}
 }

@@ -14,19 +14,25 @@ import (
 )
 
 // Replica is one device's copy of the scene: a BVH built from its own copy
-// of the meshes' global tables, and the streams of the multi-device
-// executor, created once at build and reused by every call. It implements
-// shard.Replica for the per_ray tasks of package shard (Intersect,
-// TraceReflections, Visible) and for this package's device-resident tasks
+// of the meshes' global tables (and, from the first edge task on, an edge
+// BVH), and the streams of the multi-device executor, created once at
+// build and reused by every call. It implements shard.Replica for the
+// per_ray tasks of package shard (Intersect, TraceReflections, Visible, the
+// nearest-edge queries, the visibility variants and the backward passes),
+// for the RF tasks, and for this package's device-resident tasks
 // (DeviceIntersect, DeviceReflections, DeviceVisible). Its methods are safe
 // for concurrent use.
 //
-// Streams (all non-blocking): on its own device, main (build, refit and the
-// exit edges: the replica's "current" stream), compute (launches), in (host
-// uploads) and gather (copies of results toward the master); on the master
-// device, result (the master's downloads of host results) for the master,
-// and for a remote scatter (peer copies of the caller's device inputs to
-// it) and recv (stream-ordered allocation of its gathered results).
+// Streams (all non-blocking): on its own device, main (builds, refits, the
+// edge mask and the exit edges: the replica's "current" stream), compute
+// and side (launches), in (host uploads) and gather (copies of results
+// toward the master); on the master device, result (the master's downloads
+// of host results) for the master, and for a remote scatter (copies of the
+// caller's device inputs to it) and recv (stream-ordered allocation of its
+// gathered results). A remote may live on the master's own device (a layer
+// that names a device twice): it keeps its own streams, structures and
+// counters, and its copies to and from the master are device-to-device
+// copies instead of peer copies.
 type Replica struct {
 	src      *Source
 	dev      *device // this replica's device
@@ -48,11 +54,14 @@ type Replica struct {
 	launchMu sync.Mutex             // a launch and its counter reset stay together
 	resultMu sync.Mutex             // one host download sequence at a time
 
-	mu     sync.Mutex // guards tables, bvh, stale and mask
+	mu     sync.Mutex // guards tables, pending, mask and the edge state
 	tables *geom.Tables
 	bvh    *accel.BVH
-	stale  bool
-	mask   []bool
+	// pending are the vertex updates staged since the last SyncGeometry;
+	// tables hold the synced geometry (the one every structure reflects).
+	pending []shard.UpdateVertices
+	mask    []bool
+	edge    edgeState
 
 	version atomic.Uint64
 	closed  atomic.Bool
@@ -209,11 +218,13 @@ func (r *Replica) Exit() error {
 }
 
 // Apply implements shard.Replica. UpdateVertices is validated against the
-// replica's host tables and staged there; SyncGeometry refits the BVH from
+// replica's host tables and staged; SyncGeometry writes the staged vertices
+// into the tables and refits the BVH (and the edge BVH, once built) from
 // them on main (uploading the vertices, then the refit kernels), after
 // every query already issued (the exit edges) and before every later one
-// (the entry edges); SetEdgeMask records the mask. Every successful
-// mutation advances the version.
+// (the entry edges); SetEdgeMask records the mask, checks its length
+// against the edge table and, once the edge BVH is built, installs it there
+// on main. Every successful mutation advances the version.
 func (r *Replica) Apply(m shard.Mutation) error {
 	if err := r.live(); err != nil {
 		return err
@@ -222,19 +233,17 @@ func (r *Replica) Apply(m shard.Mutation) error {
 	defer r.mu.Unlock()
 	switch m := m.(type) {
 	case shard.UpdateVertices:
-		if err := r.tables.UpdateVertices(m.Mesh, m.Vertices); err != nil {
+		if err := r.stage(m); err != nil {
 			return err
 		}
-		r.stale = true
 	case shard.SyncGeometry:
-		if r.stale {
-			if err := r.bvh.Refit(r.main, r.tables); err != nil {
-				return fmt.Errorf("replica: refit on cuda:%d: %w", r.Device(), err)
-			}
-			r.stale = false
+		if err := r.sync(); err != nil {
+			return err
 		}
 	case shard.SetEdgeMask:
-		r.mask = slices.Clone(m.Mask)
+		if err := r.setEdgeMask(m.Mask); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("replica: mutation %T: %w", m, shard.ErrUnsupported)
 	}
@@ -242,8 +251,45 @@ func (r *Replica) Apply(m shard.Mutation) error {
 	return nil
 }
 
+// stage validates a vertex update against the tables (the checks and
+// errors of geom.Tables.UpdateVertices) and queues a copy of it for the
+// next sync; the tables keep the synced vertices. r.mu is held.
+func (r *Replica) stage(m shard.UpdateVertices) error {
+	t := r.tables
+	var old []float32
+	off := 0
+	if m.Mesh >= 0 && m.Mesh < t.NumMeshes() {
+		off = 3 * int(t.VertexOffset[m.Mesh])
+		old = slices.Clone(t.Vertices[off : off+3*t.MeshVertexCount(m.Mesh)])
+	}
+	if err := t.UpdateVertices(m.Mesh, m.Vertices); err != nil {
+		return err
+	}
+	copy(t.Vertices[off:], old)
+	r.pending = append(r.pending, shard.UpdateVertices{Mesh: m.Mesh, Vertices: slices.Clone(m.Vertices)})
+	return nil
+}
+
+// sync writes the staged updates into the tables and refits the BVH and
+// the edge BVH on main. r.mu is held.
+func (r *Replica) sync() error {
+	if len(r.pending) == 0 {
+		return nil
+	}
+	for _, u := range r.pending {
+		if err := r.tables.UpdateVertices(u.Mesh, u.Vertices); err != nil {
+			return err
+		}
+	}
+	r.pending = nil
+	if err := r.bvh.Refit(r.main, r.tables); err != nil {
+		return fmt.Errorf("replica: refit on cuda:%d: %w", r.Device(), err)
+	}
+	return r.refitEdges()
+}
+
 // Close implements shard.Replica: it waits for the replica's streams, then
-// frees the BVH and destroys the streams. Idempotent.
+// frees the BVH and the edge BVH and destroys the streams. Idempotent.
 func (r *Replica) Close() error {
 	if r.closed.Swap(true) {
 		return nil
@@ -258,6 +304,7 @@ func (r *Replica) Close() error {
 	if r.bvh != nil {
 		errs = append(errs, r.bvh.Close())
 	}
+	errs = append(errs, r.closeEdges())
 	errs = append(errs, r.counter.Close(), r.sideCtr.Close())
 	for _, s := range streams {
 		if s != nil {

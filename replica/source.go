@@ -96,9 +96,10 @@ func (s *Source) device(ord int) (*device, error) {
 }
 
 // Builder returns the shard.Builder of a layer whose master is device
-// master: for each device it copies meshes into that replica's own global
-// tables and builds their BVH there, so every replica answers bit for bit
-// like the others. meshes is read at every build; pass the current
+// master: for each slot it copies meshes into that replica's own global
+// tables and builds their BVH on the slot's device, so every replica
+// answers bit for bit like the others. Slot 0 is the master; every other
+// slot is a remote, also one on the master's device. meshes is read at every build; pass the current
 // vertices.
 func (s *Source) Builder(master int, meshes []geom.Mesh) shard.Builder {
 	return s.BuilderWith(master, meshes, s.opts)
@@ -118,10 +119,13 @@ func (s *Source) BuilderWith(master int, meshes []geom.Mesh, o Options) shard.Bu
 }
 
 // Build builds the replica of meshes on device ord for a layer whose master
-// is device master. For a remote it first enables peer access between the
-// master and ord in both directions (or, with AllowNoPeerAccess and no
-// access, goes on without it). It returns once the BVH is built and, unless
-// SkipWarmUp, the warm-up has run.
+// is device master: the master's replica when ord is master, a remote
+// otherwise (a remote on the master's own device, for a layer that names
+// it twice, comes from Builder, which is given the slot). For a remote on
+// another device it first enables peer access between the master and ord
+// in both directions (or, with AllowNoPeerAccess and no access, goes on
+// without it). It returns once the BVH is built and, unless SkipWarmUp, the
+// warm-up has run.
 func (s *Source) Build(ctx context.Context, master, ord int, meshes []geom.Mesh) (*Replica, error) {
 	idx := 1
 	if ord == master {
@@ -233,36 +237,51 @@ func (r *Replica) openStreams() error {
 	return nil
 }
 
-// warmUp runs one row of every query on compute and waits for it.
+// warmUp runs one row of every query of the triangle BVH (intersect,
+// trace_reflections, visible, the segment blockers and the intersect VJP)
+// on compute and waits for it. The edge kernels load with the edge BVH, at
+// the first edge task.
 func (r *Replica) warmUp() (err error) {
 	s := r.compute
-	in, err := allocCols(s, rayLayout(hostRayNames, false, false), 1)
-	if err != nil {
-		return err
+	k := kernels{bvh: r.bvh, counter: r.counter}
+	o, d := []float32{0, 0, -1}, []float32{0, 0, 1}
+	seg := &geom.SegmentBatch{Rows: 1, PerRow: 1, Start: o, End: d, Active: []bool{true}, RowOK: []bool{true}}
+	tasks := []shard.Task{
+		&shard.Intersect{O: o, D: d, Flags: geom.FlagsAll},
+		&shard.TraceReflections{O: o, D: d, Bounces: 1},
+		&shard.Visible{Start: o, End: d},
+		shard.EdgeVisibilityTask(seg),
+		&shard.IntersectVJP{O: o, D: d, Prim: []int32{-1}, G: geom.IntersectCotangents{T: []float32{1}},
+			Vertices: r.tables.NumVertices()},
 	}
-	var outs []columns
+	var held []columns
 	defer func() {
-		errs := []error{err, in.closeOn(s)}
-		for _, c := range outs {
+		errs := []error{err}
+		for _, c := range held {
 			errs = append(errs, c.closeOn(s))
 		}
 		err = errors.Join(errs...)
 	}()
-	if err := in.f32[0].Upload(s, []float32{0, 0, -1}); err != nil {
-		return err
-	}
-	if err := in.f32[1].Upload(s, []float32{0, 0, 1}); err != nil {
-		return err
-	}
-	for _, j := range []*job{{kind: kindIntersect, flags: geom.FlagsAll, out: hitsLayout(geom.FlagsAll)},
-		{kind: kindReflect, bounces: 1, out: reflLayout(1, true)}, {kind: kindVisible, out: visLayout()}} {
+	for _, t := range tasks {
+		j, err := jobOf(t)
+		if err != nil {
+			return err
+		}
+		in, err := allocCols(s, j.in, 1)
+		if err != nil {
+			return err
+		}
+		held = append(held, in)
+		if err := j.host.upload(s, j.in, in, 0, 1); err != nil {
+			return err
+		}
 		out, err := allocCols(s, j.out, 1)
 		if err != nil {
 			return err
 		}
-		outs = append(outs, out)
-		if err := j.run(r.bvh, s, in, out, 1, r.counter); err != nil {
-			return err
+		held = append(held, out)
+		if err := j.run(k, s, in, out, 1); err != nil {
+			return fmt.Errorf("%s: %w", j.key, err)
 		}
 	}
 	return s.Synchronize()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/shard"
 )
@@ -12,8 +13,9 @@ import (
 // this device on its in stream (the caller's data is on the host, so a
 // detour through the master would only double the traffic on the master's
 // link). Device task rows are views of the caller's buffers on the master
-// and, for a remote, peer-copied on the master's scatter stream for this
-// remote into memory allocated on this device's in stream. The returned
+// and, for a remote, copied on the master's scatter stream for this remote
+// (a peer copy, or a device-to-device copy for a remote on the master's
+// own device) into memory allocated on this device's in stream. The returned
 // event orders the launch after the copy (and, for device tasks, after the
 // work queued on the task's Stream).
 func (r *Replica) Scatter(t shard.Task, lo, hi int) (shard.Payload, shard.Event, error) {
@@ -37,17 +39,14 @@ func (r *Replica) Scatter(t shard.Task, lo, hi int) (shard.Payload, shard.Event,
 }
 
 func (r *Replica) scatterHost(j *job, lo, hi int) (shard.Payload, shard.Event, error) {
-	n := hi - lo
-	for i, c := range j.in.f32 {
-		if c.per > 0 && len(j.hostF32[i]) < c.per*hi {
-			return nil, nil, fmt.Errorf("replica: rows [%d,%d) exceed %s", lo, hi, c.name)
-		}
+	if err := j.host.check(j.in, hi); err != nil {
+		return nil, nil, err
 	}
-	if j.in.u8[0].per > 0 && len(j.active) < hi {
-		return nil, nil, fmt.Errorf("replica: rows [%d,%d) exceed active", lo, hi)
+	if err := r.checkVertices(j); err != nil {
+		return nil, nil, err
 	}
 	s := r.in
-	cols, err := allocCols(s, j.in, n)
+	cols, err := allocCols(s, j.in, hi-lo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -56,19 +55,8 @@ func (r *Replica) scatterHost(j *job, lo, hi int) (shard.Payload, shard.Event, e
 		p.Release()
 		return nil, nil, err
 	}
-	if n > 0 {
-		for i, c := range j.in.f32 {
-			if c.per > 0 {
-				if err := cols.f32[i].Upload(s, j.hostRows(i, lo, hi)); err != nil {
-					return fail(err)
-				}
-			}
-		}
-		if j.in.u8[0].per > 0 {
-			if err := cols.u8[0].Upload(s, j.activeBytes(lo, hi)); err != nil {
-				return fail(err)
-			}
-		}
+	if err := j.host.upload(s, j.in, cols, lo, hi); err != nil {
+		return fail(err)
 	}
 	ev, err := r.record(s)
 	if err != nil {
@@ -76,6 +64,18 @@ func (r *Replica) scatterHost(j *job, lo, hi int) (shard.Payload, shard.Event, e
 	}
 	r.stats.uploaded.Add(cols.bytes())
 	return p, ev, nil
+}
+
+// checkVertices checks the vertex count a backward pass was given against
+// the replica's scene (its vertex partial holds 3 values per vertex).
+func (r *Replica) checkVertices(j *job) error {
+	if j.vertices < 0 {
+		return nil
+	}
+	if nv := r.tables.NumVertices(); j.vertices != nv {
+		return &geom.ArgumentError{Field: "Vertices", Reason: fmt.Sprintf("%d, the scene has %d", j.vertices, nv)}
+	}
+	return nil
 }
 
 // callerEvent records an event on the device task's stream, or returns nil
@@ -176,10 +176,12 @@ func (r *Replica) Fold(t shard.Task, acc shard.Payload, accReady shard.Event, pa
 	return nil, nil, fmt.Errorf("replica: fold %T: %w", t, shard.ErrUnsupported)
 }
 
-// Launch implements shard.Replica: compute waits on ready, the outputs are
-// allocated on compute (on the master, a device task writes straight into
-// its Out rows) and the query is queued there. The inputs' last use becomes
-// compute, so releasing them frees after the launch.
+// Launch implements shard.Replica: compute (or side) waits on ready and,
+// for an edge task, on the build of the replica's edge BVH (built here on
+// the first edge task); the outputs are allocated there (on the master, a
+// device task writes straight into its Out rows) and the query is queued
+// there. The inputs' last use becomes the launch stream, so releasing them
+// frees after the launch.
 func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard.Event) (shard.Payload, shard.Event, error) {
 	if rj, ok := rfJobOf(t); ok {
 		return r.launchRF(rj, in, lo, hi, ready)
@@ -198,17 +200,29 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	if p.lo != lo || p.hi != hi {
 		return nil, nil, fmt.Errorf("replica: launch of rows [%d,%d) on inputs of rows [%d,%d)", lo, hi, p.lo, p.hi)
 	}
+	// An edge task reads the replica's edge BVH, built on its first use.
+	k := kernels{bvh: r.bvh}
+	var built *event
+	if j.edges {
+		if k.edges, built, err = r.edgeBVH(); err != nil {
+			return nil, nil, err
+		}
+	}
 	// Alternate the launch stream (see Replica.side); the pick and the
 	// launch stay together under launchMu so each stream's counter is
 	// reset and used in its stream's order.
 	r.launchMu.Lock()
 	defer r.launchMu.Unlock()
-	s, counter := r.compute, r.counter
+	s := r.compute
+	k.counter = r.counter
 	if r.flip {
-		s, counter = r.side, r.sideCtr
+		s, k.counter = r.side, r.sideCtr
 	}
 	r.flip = !r.flip
 	if err := waitOn(s, ready); err != nil {
+		return nil, nil, err
+	}
+	if err := waitOn(s, built); err != nil {
 		return nil, nil, err
 	}
 	if p.after != nil {
@@ -229,11 +243,11 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	if err != nil {
 		return nil, nil, err
 	}
-	err = j.run(r.bvh, s, p.cols, out.cols, hi-lo, counter)
+	err = j.run(k, s, p.cols, out.cols, hi-lo)
 	p.used(s)
 	if err != nil {
 		out.Release()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("replica: %s rows [%d,%d) on cuda:%d: %w", j.key, lo, hi, r.Device(), err)
 	}
 	ev, err := r.record(s)
 	if err != nil {
@@ -246,10 +260,12 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 }
 
 // Gather implements shard.Replica. On the master it returns out and ready
-// unchanged. A remote peer-copies its outputs on its gather stream, after
-// ready, into the device task's Out rows or, for a host task, into memory
-// allocated on the master's recv stream for this remote; the source is
-// then freed on gather and the destination on recv once the copy is done.
+// unchanged. A remote copies its outputs (row and fixed columns) on its
+// gather stream, after ready, into the device task's Out rows or, for a
+// host task, into memory allocated on the master's recv stream for this
+// remote (a peer copy, or a device-to-device copy on the master's own
+// device); the source is then freed on gather and the destination on recv
+// once the copy is done.
 func (r *Replica) Gather(t shard.Task, out shard.Payload, ready shard.Event) (shard.Payload, shard.Event, error) {
 	if rj, ok := rfJobOf(t); ok {
 		return r.gatherRF(rj, out, ready)
@@ -356,7 +372,7 @@ func (r *Replica) Result(t shard.Task, p shard.Payload, ready shard.Event) (any,
 				}
 			}
 		}
-		return j.deviceRecord(pp.cols), nil
+		return j.view(pp.cols), nil
 	}
 	r.resultMu.Lock()
 	defer r.resultMu.Unlock()
@@ -370,7 +386,7 @@ func (r *Replica) Result(t shard.Task, p shard.Payload, ready shard.Event) (any,
 		}
 	}
 	pp.used(s) // the downloads are the last use: free after them
-	rec, err := j.hostRecord(s, pp.cols, pp.rows())
+	rec, err := j.record(s, pp.cols, pp.lo, pp.hi)
 	if err != nil {
 		return nil, err
 	}
