@@ -19,7 +19,14 @@
 // step on a device, synchronously or through its event, or make a mutation
 // silently skip a replica so that its version falls behind.
 //
+// A device may hold several replicas (shard.Options.AllowSameDevice). Each
+// is known by its slot, its position in the layer's device list: it keeps
+// its own tables, queues and mask, its steps are logged with its slot,
+// counted per device and per slot, and Fault.Slots aims a fault at it. The
+// replicas of one device book their modelled time on the device's engines
+// (compute and link) in turn, so a device named twice never looks faster.
+//
 // Place in the package graph: simdev implements shard.Replica and
-// shard.Topology on top of ref and geom; it is internal and used by tests,
-// examples and benchmarks only.
+// shard.Topology on top of ref, rf and geom; it is internal and used
+// by tests, examples and benchmarks only.
 package simdev
