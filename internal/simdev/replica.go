@@ -36,6 +36,7 @@ type Replica struct {
 	shadow  *geom.Tables // host-side copy: validates mutations synchronously
 	tables  *geom.Tables // the device copy, mutated on the compute queue
 	scene   *ref.Scene
+	dev     *state // what launches read, touched on the compute queue only
 	compute queue
 	in, out queue
 	version atomic.Uint64
@@ -88,7 +89,7 @@ func (c *Cluster) NewSlotReplica(slot shard.Slot, meshes []geom.Mesh) (*Replica,
 		return nil, err
 	}
 	r := &Replica{c: c, device: device, slot: slot.Index, master: slot.Master(), shadow: shadow, tables: tables,
-		scene: scene}
+		scene: scene, dev: newState(scene, tables)}
 	e := c.engines(device)
 	r.compute = queue{c: c, eng: &e.compute}
 	r.in = queue{c: c, eng: &e.in}
@@ -109,7 +110,8 @@ func (r *Replica) name() string { return name(r.device, r.slot) }
 // Version implements shard.Replica.
 func (r *Replica) Version() uint64 { return r.version.Load() }
 
-// EdgeMask returns the last edge mask applied.
+// EdgeMask returns the last edge mask applied (as recorded by Apply; the
+// edge queries read it once the mutation has passed the compute queue).
 func (r *Replica) EdgeMask() []bool {
 	r.maskMu.Lock()
 	defer r.maskMu.Unlock()
@@ -228,7 +230,7 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	src := in.(*payload)
 	p := r.newPayload(lo, hi)
 	ev := r.compute.enqueue([]shard.Event{ready}, r.c.computeTime(r.device, hi-lo), asyncErr(f), func() error {
-		out, err := k.Run(r.scene, src.v, lo, hi)
+		out, err := k.run(r.dev, src.v, lo, hi)
 		p.v = out
 		return err
 	})
@@ -327,12 +329,13 @@ func (r *Replica) Apply(m shard.Mutation) error {
 		v := slices.Clone(m.Vertices)
 		run = func() error { return r.tables.UpdateVertices(m.Mesh, v) }
 	case shard.SyncGeometry:
-		run = func() error { r.scene.Refit(); return nil }
+		run = func() error { r.scene.Refit(); r.dev.commit(r.tables); return nil }
 	case shard.SetEdgeMask:
 		r.maskMu.Lock()
 		r.mask = slices.Clone(m.Mask)
 		r.maskMu.Unlock()
-		run = func() error { return nil }
+		mask := slices.Clone(m.Mask)
+		run = func() error { r.dev.mask = mask; return nil }
 	default:
 		return fmt.Errorf("simdev: unknown mutation %T", m)
 	}
