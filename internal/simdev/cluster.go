@@ -3,6 +3,7 @@ package simdev
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,7 +38,11 @@ type Fault struct {
 	Device int
 	// Stage is the step to fail.
 	Stage Stage
-	// Nth fails the Nth call of Stage on Device counted from Inject
+	// Slots restricts the fault to the replicas of these layer positions
+	// (shard.Slot.Index) on Device; nil means every replica of Device. It
+	// tells apart the replicas of a device named twice (AllowSameDevice).
+	Slots []int
+	// Nth fails the Nth matching call of Stage counted from Inject
 	// (1-based); 0 fails every call.
 	Nth int
 	// Async reports the failure through the returned event (Event.Wait and
@@ -71,8 +76,9 @@ type Config struct {
 	BruteForce bool
 }
 
-// Stats counts the steps of one device since the last ResetStats. A call
-// is counted when it is made, failed calls included.
+// Stats counts the steps of one device (Cluster.Stats: every replica on
+// it) or of one replica (Cluster.SlotStats) since the last ResetStats. A
+// call is counted when it is made, failed calls included.
 type Stats struct {
 	Enters, Exits, Scatters, Replicates, Launches, Folds, Gathers, Results, Applies int
 	// RowsLaunched sums hi − lo over launches.
@@ -82,9 +88,11 @@ type Stats struct {
 	BytesIn, BytesOut int64
 }
 
-// Step is one entry of the step log.
+// Step is one entry of the step log: the device, the replica's layer
+// position (Slot; see Replica.Slot) and the step's rows (lanes).
 type Step struct {
 	Device      int
+	Slot        int
 	Stage       Stage
 	Start, Stop int
 }
@@ -96,13 +104,37 @@ type Cluster struct {
 	cfg  Config
 	live atomic.Int64
 
-	mu     sync.Mutex
-	faults []*armedFault
-	counts map[int]map[Stage]int
-	stats  map[int]*Stats
-	log    []Step
-	base   time.Duration
-	latest time.Duration
+	mu        sync.Mutex
+	faults    []*armedFault
+	stats     map[int]*Stats
+	slotStats map[[2]int]*Stats
+	clocks    map[int]*engines
+	log       []Step
+	base      time.Duration
+	latest    time.Duration
+}
+
+// engines are the modelled engines of one device, shared by every replica
+// on it: its compute engine and the two directions of its link to the
+// master. Replicas on one device keep their own queues (their own streams)
+// but take turns on these, so a device named twice gives no speedup.
+type engines struct {
+	compute, in, out engine
+}
+
+// engine is the virtual time at which one engine of a device is free.
+type engine struct {
+	mu   sync.Mutex
+	free time.Duration
+}
+
+// reserve books dur on the engine from no earlier than ready and returns
+// the completion time.
+func (e *engine) reserve(ready, dur time.Duration) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.free = max(e.free, ready) + dur
+	return e.free
 }
 
 type armedFault struct {
@@ -112,7 +144,7 @@ type armedFault struct {
 
 // New returns a cluster of cfg.Devices simulated devices.
 func New(cfg Config) *Cluster {
-	return &Cluster{cfg: cfg, counts: map[int]map[Stage]int{}, stats: map[int]*Stats{}}
+	return &Cluster{cfg: cfg, stats: map[int]*Stats{}, slotStats: map[[2]int]*Stats{}, clocks: map[int]*engines{}}
 }
 
 // DeviceCount implements shard.Topology.
@@ -157,22 +189,31 @@ func (c *Cluster) ClearFaults() {
 	c.faults = nil
 }
 
-// step counts a call of stage on device, logs it and returns the fault that
-// fires for it, if any.
-func (c *Cluster) step(device int, stage Stage, lo, hi int, update func(*Stats)) *Fault {
+// engines returns the modelled engines of a device.
+func (c *Cluster) engines(device int) *engines {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.stats[device]
-	if st == nil {
-		st = &Stats{}
-		c.stats[device] = st
+	e := c.clocks[device]
+	if e == nil {
+		e = &engines{}
+		c.clocks[device] = e
 	}
+	return e
+}
+
+// step counts a call of stage by the replica of slot on device, logs it
+// and returns the fault that fires for it, if any.
+func (c *Cluster) step(device, slot int, stage Stage, lo, hi int, update func(*Stats)) *Fault {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if update != nil {
-		update(st)
+		for _, st := range []*Stats{statsOf(c.stats, device), statsOf(c.slotStats, [2]int{device, slot})} {
+			update(st)
+		}
 	}
-	c.log = append(c.log, Step{Device: device, Stage: stage, Start: lo, Stop: hi})
+	c.log = append(c.log, Step{Device: device, Slot: slot, Stage: stage, Start: lo, Stop: hi})
 	for _, f := range c.faults {
-		if f.Device != device || f.Stage != stage {
+		if f.Device != device || f.Stage != stage || (f.Slots != nil && !slices.Contains(f.Slots, slot)) {
 			continue
 		}
 		f.seen++
@@ -181,18 +222,47 @@ func (c *Cluster) step(device int, stage Stage, lo, hi int, update func(*Stats))
 			if fired.Err == nil {
 				fired.Err = ErrInjected
 			}
-			fired.Err = fmt.Errorf("cuda:%d %s: %w", device, stage, fired.Err)
+			fired.Err = fmt.Errorf("%s %s: %w", name(device, slot), stage, fired.Err)
 			return &fired
 		}
 	}
 	return nil
 }
 
-// Stats returns the counters of a device.
+func statsOf[K comparable](m map[K]*Stats, k K) *Stats {
+	st := m[k]
+	if st == nil {
+		st = &Stats{}
+		m[k] = st
+	}
+	return st
+}
+
+// name names a replica in errors: its device, and its layer position when
+// it has one ("cuda:0 slot 1").
+func name(device, slot int) string {
+	if slot < 0 {
+		return fmt.Sprintf("cuda:%d", device)
+	}
+	return fmt.Sprintf("cuda:%d slot %d", device, slot)
+}
+
+// Stats returns the counters of a device: the sum over its replicas.
 func (c *Cluster) Stats(device int) Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st := c.stats[device]; st != nil {
+		return *st
+	}
+	return Stats{}
+}
+
+// SlotStats returns the counters of the replica of layer position slot on
+// device alone.
+func (c *Cluster) SlotStats(device, slot int) Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.slotStats[[2]int{device, slot}]; st != nil {
 		return *st
 	}
 	return Stats{}
@@ -210,6 +280,7 @@ func (c *Cluster) ResetStats() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stats = map[int]*Stats{}
+	c.slotStats = map[[2]int]*Stats{}
 	c.log = nil
 	c.base = c.latest
 }

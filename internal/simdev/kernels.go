@@ -31,19 +31,90 @@ type Kernel interface {
 	Add(acc, part any) (any, error)
 }
 
+// kernel is what a replica runs: every Kernel (through sceneKernel), and
+// the kernels of package shard's tasks that read more of the device than
+// its reference scene (the committed vertices, the edge table and mask).
+type kernel interface {
+	Input(lo, hi int, copied bool) (in any, bytes int)
+	run(d *state, in any, lo, hi int) (any, error)
+	Output(out any, copied bool) (any, int)
+	OutputBytes(lo, hi int) int
+	Add(acc, part any) (any, error)
+}
+
+// sceneKernel runs a Kernel on the device's reference scene.
+type sceneKernel struct{ Kernel }
+
+func (k sceneKernel) run(d *state, in any, lo, hi int) (any, error) {
+	return k.Run(d.scene, in, lo, hi)
+}
+
 // kernelOf returns the kernel of a task.
-func kernelOf(t shard.Task) (Kernel, error) {
+func kernelOf(t shard.Task) (kernel, error) {
 	switch t := t.(type) {
 	case *shard.Intersect:
-		return intersectKernel{t}, nil
+		return sceneKernel{intersectKernel{t}}, nil
 	case *shard.TraceReflections:
-		return reflectKernel{t}, nil
+		return sceneKernel{reflectKernel{t}}, nil
 	case *shard.Visible:
-		return visibleKernel{t}, nil
+		return sceneKernel{visibleKernel{t}}, nil
 	case Kernel:
-		return t, nil
+		return sceneKernel{t}, nil
 	}
-	return rfKernelOf(t)
+	if k, err := rowKernelOf(t); k != nil || err != nil {
+		return k, err
+	}
+	k, err := rfKernelOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return sceneKernel{k}, nil
+}
+
+// rowKernelOf returns the kernel of a nearest-edge query, a visibility
+// variant or a backward pass; nil and no error for any other task.
+func rowKernelOf(t shard.Task) (kernel, error) {
+	switch t := t.(type) {
+	case *shard.NearestEdge:
+		return pointEdgeKernel{t}, nil
+	case *shard.NearestEdgeRay:
+		return rayEdgeKernel{t}, nil
+	case *shard.NearestEdges:
+		return topKKernel{t}, nil
+	case shard.SegmentTask:
+		if err := checkSegments(t.SegmentBatch()); err != nil {
+			return nil, err
+		}
+		return segmentKernel{t}, nil
+	case *shard.IntersectVJP:
+		return intersectVJPKernel{t}, nil
+	case *shard.NearestEdgeVJP:
+		return pointVJPKernel{t}, nil
+	case *shard.NearestEdgeRayVJP:
+		return rayVJPKernel{t}, nil
+	}
+	return nil, nil
+}
+
+// rowWidths are the modelled per-row copy sizes of a per_ray task from its
+// byte model: the copied inputs (TransferRowBytes − RowBytes) and the
+// returned record (ResultRowBytes).
+func rowWidths(op shard.Op) (in, out int) {
+	res := op.ResultRowBytes
+	if res <= 0 {
+		res = op.RowBytes
+	}
+	return max(op.TransferRowBytes-op.RowBytes, 0), res
+}
+
+// rows returns rows [lo, hi) of a field of per values per row, deep-copied
+// when copied is true; an absent optional field (empty, nil or not) is
+// returned as it is.
+func rows[T any](v []T, lo, hi, per int, copied bool) []T {
+	if len(v) == 0 {
+		return v
+	}
+	return clone(v[per*lo:per*hi], copied)
 }
 
 func clone[T any](v []T, copied bool) []T {

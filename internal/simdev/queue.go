@@ -25,16 +25,17 @@ func (e *event) Wait() error {
 
 // queue is one simulated stream: operations run one after another, each on
 // its own goroutine once its predecessor and its dependencies completed.
+// Its modelled time is booked on eng, the device engine it runs on.
 type queue struct {
 	c    *Cluster
+	eng  *engine
 	mu   sync.Mutex
 	tail *event
-	free time.Duration
 }
 
 // enqueue schedules fn after the queue's previous operation and after deps,
 // and returns its event. Its modelled start is the latest of the virtual
-// host time, the queue's free time and the dependencies' completions; it
+// host time, the engine's free time and the dependencies' completions; it
 // lasts dur. A failed dependency fails the operation with the same error
 // without running fn; inject, when non-nil, fails it after fn ran.
 func (q *queue) enqueue(deps []shard.Event, dur time.Duration, inject error, fn func() error) *event {
@@ -42,14 +43,13 @@ func (q *queue) enqueue(deps []shard.Event, dur time.Duration, inject error, fn 
 	q.mu.Lock()
 	prev := q.tail
 	q.tail = ev
-	start := max(q.free, q.c.now())
+	start := q.c.now()
 	for _, d := range deps {
 		if se, ok := d.(*event); ok && se != nil {
 			start = max(start, se.at)
 		}
 	}
-	ev.at = start + dur
-	q.free = ev.at
+	ev.at = q.eng.reserve(start, dur)
 	q.mu.Unlock()
 	q.c.advance(ev.at)
 	go func() {

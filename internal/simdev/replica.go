@@ -21,13 +21,22 @@ var ErrReleased = errors.New("simdev: payload used after release")
 // direction. It implements shard.Replica. The master serves its chunks from
 // the caller's memory without copies; a remote deep-copies every input and
 // output, so results are computed from distinct memory.
+//
+// A replica is identified by its device and its slot, its position in the
+// layer's device list: with shard.Options.AllowSameDevice several replicas
+// share a device. Each keeps its own tables, queues and edge mask; they
+// share the device's modelled engines (its compute time and its link), and
+// their steps are counted per device (Cluster.Stats) and per slot
+// (Cluster.SlotStats), logged with their slot and targeted by Fault.Slots.
 type Replica struct {
 	c       *Cluster
 	device  int
+	slot    int
 	master  bool
 	shadow  *geom.Tables // host-side copy: validates mutations synchronously
 	tables  *geom.Tables // the device copy, mutated on the compute queue
 	scene   *ref.Scene
+	dev     *state // what launches read, touched on the compute queue only
 	compute queue
 	in, out queue
 	version atomic.Uint64
@@ -42,16 +51,28 @@ type Replica struct {
 // same-device layer) is a remote like any other.
 func (c *Cluster) Builder(master int, meshes []geom.Mesh) shard.Builder {
 	return func(_ context.Context, slot shard.Slot) (shard.Replica, error) {
-		return c.NewReplica(slot.Device, slot.Master(), meshes)
+		return c.NewSlotReplica(slot, meshes)
 	}
 }
 
-// NewReplica builds meshes on a simulated device.
+// NewReplica builds meshes on a simulated device outside a layer: a master
+// gets slot 0, a remote slot −1.
 func (c *Cluster) NewReplica(device int, master bool, meshes []geom.Mesh) (*Replica, error) {
+	slot := shard.Slot{Index: -1, Device: device}
+	if master {
+		slot.Index = 0
+	}
+	return c.NewSlotReplica(slot, meshes)
+}
+
+// NewSlotReplica builds meshes for one slot of a layer: on slot.Device, the
+// master when slot.Master().
+func (c *Cluster) NewSlotReplica(slot shard.Slot, meshes []geom.Mesh) (*Replica, error) {
+	device := slot.Device
 	if device < 0 || device >= c.cfg.Devices {
 		return nil, fmt.Errorf("simdev: no device %d in a cluster of %d", device, c.cfg.Devices)
 	}
-	if f := c.step(device, StageBuild, 0, 0, nil); f != nil {
+	if f := c.step(device, slot.Index, StageBuild, 0, 0, nil); f != nil {
 		return nil, f.Err
 	}
 	shadow, err := geom.BuildTables(meshes)
@@ -67,18 +88,30 @@ func (c *Cluster) NewReplica(device int, master bool, meshes []geom.Mesh) (*Repl
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{c: c, device: device, master: master, shadow: shadow, tables: tables, scene: scene}
-	r.compute.c, r.in.c, r.out.c = c, c, c
+	r := &Replica{c: c, device: device, slot: slot.Index, master: slot.Master(), shadow: shadow, tables: tables,
+		scene: scene, dev: newState(scene, tables)}
+	e := c.engines(device)
+	r.compute = queue{c: c, eng: &e.compute}
+	r.in = queue{c: c, eng: &e.in}
+	r.out = queue{c: c, eng: &e.out}
 	return r, nil
 }
 
 // Device implements shard.Replica.
 func (r *Replica) Device() int { return r.device }
 
+// Slot is the replica's position in its layer's device list (0: the
+// master), or −1 for a remote built by NewReplica.
+func (r *Replica) Slot() int { return r.slot }
+
+// name names the replica in errors.
+func (r *Replica) name() string { return name(r.device, r.slot) }
+
 // Version implements shard.Replica.
 func (r *Replica) Version() uint64 { return r.version.Load() }
 
-// EdgeMask returns the last edge mask applied.
+// EdgeMask returns the last edge mask applied (as recorded by Apply; the
+// edge queries read it once the mutation has passed the compute queue).
 func (r *Replica) EdgeMask() []bool {
 	r.maskMu.Lock()
 	defer r.maskMu.Unlock()
@@ -94,14 +127,14 @@ func (r *Replica) Scene() *ref.Scene { return r.scene }
 // makes it a no-op (Silent).
 func (r *Replica) arrive(stage Stage, lo, hi int, update func(*Stats), ps ...shard.Payload) (*Fault, error) {
 	if r.closed.Load() {
-		return nil, fmt.Errorf("simdev: cuda:%d: replica is closed", r.device)
+		return nil, fmt.Errorf("simdev: %s: replica is closed", r.name())
 	}
 	for _, p := range ps {
 		if sp, ok := p.(*payload); ok && sp.released.Load() {
-			return nil, fmt.Errorf("cuda:%d %s: %w", r.device, stage, ErrReleased)
+			return nil, fmt.Errorf("%s %s: %w", r.name(), stage, ErrReleased)
 		}
 	}
-	f := r.c.step(r.device, stage, lo, hi, update)
+	f := r.c.step(r.device, r.slot, stage, lo, hi, update)
 	switch {
 	case f == nil:
 		return nil, nil
@@ -197,7 +230,7 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	src := in.(*payload)
 	p := r.newPayload(lo, hi)
 	ev := r.compute.enqueue([]shard.Event{ready}, r.c.computeTime(r.device, hi-lo), asyncErr(f), func() error {
-		out, err := k.Run(r.scene, src.v, lo, hi)
+		out, err := k.run(r.dev, src.v, lo, hi)
 		p.v = out
 		return err
 	})
@@ -296,12 +329,13 @@ func (r *Replica) Apply(m shard.Mutation) error {
 		v := slices.Clone(m.Vertices)
 		run = func() error { return r.tables.UpdateVertices(m.Mesh, v) }
 	case shard.SyncGeometry:
-		run = func() error { r.scene.Refit(); return nil }
+		run = func() error { r.scene.Refit(); r.dev.commit(r.tables); return nil }
 	case shard.SetEdgeMask:
 		r.maskMu.Lock()
 		r.mask = slices.Clone(m.Mask)
 		r.maskMu.Unlock()
-		run = func() error { return nil }
+		mask := slices.Clone(m.Mask)
+		run = func() error { r.dev.mask = mask; return nil }
 	default:
 		return fmt.Errorf("simdev: unknown mutation %T", m)
 	}
