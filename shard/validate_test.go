@@ -77,7 +77,7 @@ func TestShardsWithUnusableWeights(t *testing.T) {
 	require.NoError(t, shard.CheckWeights("w", []float64{1, 3}, 2))
 	assert.Nil(t, shard.RowShards(nil, nil, 100))
 	assert.Nil(t, shard.LaneShards(devs, []float64{1, 1}, 0, -4))
-	assert.Equal(t, []shard.Shard{{Device: 3, Start: 0, Stop: 25}, {Device: 5, Start: 25, Stop: 100}},
+	assert.Equal(t, []shard.Shard{{Device: 3, Start: 0, Stop: 25}, {Device: 5, Replica: 1, Start: 25, Stop: 100}},
 		shard.RowShards(devs, []float64{1, 3}, 100))
 }
 

@@ -107,7 +107,7 @@ func run(out string, rows, cpuRows, halfRays, rounds, ordinal int) error {
 	rep := &report{Header: h, Build: stamp, Mode: "same-device replicas [d, d] vs single device", Rows: rows, CPURows: cpuRows,
 		Failures: []string{}}
 	build := cudaScenes(ordinal)
-	if err := compareAll(ctx, rep, rows, cpuRows, build, true); err != nil {
+	if err := compareAll(ctx, rep, sceneMeshes(191), rows, cpuRows, build, true); err != nil {
 		return err
 	}
 	if halfRays > 0 {

@@ -48,9 +48,9 @@ func TestCompareAllOnSimulatedDevices(t *testing.T) {
 		t.Skip("runs every operation on the CPU reference three times")
 	}
 	rep := &report{Failures: []string{}}
-	require.NoError(t, compareAll(context.Background(), rep, 3001, 512, simScenes, false))
+	require.NoError(t, compareAll(context.Background(), rep, sceneMeshes(24), 2001, 512, simScenes, false))
 	require.Empty(t, rep.Failures)
-	require.Len(t, rep.Operations, len(ops())+5) // the five edge queries and VJPs again under a mask
+	require.Len(t, rep.Operations, len(ops())+6) // the six edge queries and VJPs again under a mask
 	for _, r := range rep.Operations {
 		require.True(t, r.BitwiseEqual, r.Op)
 		require.NotEmpty(t, r.Fields, r.Op)

@@ -144,10 +144,11 @@ func ops() []op {
 	}
 }
 
-// sceneMeshes is the light grid with its edges and a closed box above it:
-// hits, reflections, blockers and edges everywhere.
-func sceneMeshes() []rayd.Mesh {
-	g := workload.GridMesh(191, 2)
+// sceneMeshes is a grid of cells² cells with its edges (191: the light
+// grid) and a closed box above it: hits, reflections, blockers and edges
+// everywhere.
+func sceneMeshes(cells int) []rayd.Mesh {
+	g := workload.GridMesh(cells, 2)
 	g.Dynamic = true
 	return []rayd.Mesh{g, box([3]float32{0, 0, 0.25}, [3]float32{0.3, 0.2, 0.1})}
 }
@@ -170,8 +171,7 @@ func box(c, h [3]float32) rayd.Mesh {
 
 // compareAll runs every operation on the single-device, the replicated and
 // (on a smaller batch) the CPU scene, without and with an edge mask.
-func compareAll(ctx context.Context, rep *report, rows, cpuRows int, build factory, device bool) error {
-	meshes := sceneMeshes()
+func compareAll(ctx context.Context, rep *report, meshes []rayd.Mesh, rows, cpuRows int, build factory, device bool) error {
 	single, repl, err := build(ctx, meshes, rayd.MultiDeviceOptions{})
 	if err != nil {
 		return err
@@ -185,7 +185,7 @@ func compareAll(ctx context.Context, rep *report, rows, cpuRows int, build facto
 	defer cpu.Close()
 	big, small := newBatch(rows, uint64(time.Now().UnixNano())), newBatch(cpuRows, uint64(time.Now().UnixNano())+1)
 	for _, masked := range []bool{false, true} {
-		config := "grid 191 + box"
+		config := fmt.Sprintf("grid %d + box", len(meshes[0].Faces)/6)
 		if masked {
 			mask := make([]bool, single.NumEdges())
 			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
