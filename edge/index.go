@@ -18,6 +18,7 @@ type Index struct {
 	s     *Scene
 	nodes []node
 	ids   []int32 // edge ids in leaf order
+	mag   float64 // the largest coordinate magnitude of the edges' box
 }
 
 // node is an interior node (count 0, children left and right) or a leaf
@@ -33,7 +34,14 @@ const leafSize = 4
 
 // pruneSlack widens every lower bound comparison by a relative margin, so
 // that the rounding of a bound can never prune an edge the scan keeps.
-const pruneSlack = 1e-9
+// absSlack adds an absolute margin of absSlack·M² (M the largest coordinate
+// magnitude of the scene and the query): a bound of a box the query
+// touches is 0 up to rounding of that order, and when the best distance is
+// 0 itself (a query through an edge) a relative margin is no margin.
+const (
+	pruneSlack = 1e-9
+	absSlack   = 1e-12
+)
 
 // NewIndex builds the Index of s's current edges: median splits on the
 // longest axis of the edge centroids (ties by id, so the tree does not
@@ -57,6 +65,9 @@ func NewIndex(s *Scene) *Index {
 	}
 	x.nodes = make([]node, 0, 2*n/leafSize+1)
 	x.build(items, 0, lo, hi)
+	for k := range 3 {
+		x.mag = max(x.mag, math.Abs(x.nodes[0].lo[k]), math.Abs(x.nodes[0].hi[k]))
+	}
 	x.ids = make([]int32, n)
 	for i, it := range items {
 		x.ids[i] = it.id
@@ -172,15 +183,26 @@ func pointBound(p vec, nd *node) float64 {
 	return d2
 }
 
-// pruned reports whether a bound rules a node out against best.
-func pruned(bound, best float64) bool {
-	return bound > best*(1+pruneSlack)+math.SmallestNonzeroFloat64
+// pruned reports whether a bound rules a node out against best, with the
+// query's absolute margin abs.
+func pruned(bound, best, abs float64) bool {
+	return bound > best*(1+pruneSlack)+abs
+}
+
+// margin is the absolute pruning margin of a query at q (a point or a ray
+// origin): absSlack·M², M the larger of the scene's and q's magnitudes.
+func (x *Index) margin(q vec) float64 {
+	m := x.mag
+	for k := range 3 {
+		m = max(m, math.Abs(q[k]))
+	}
+	return max(absSlack*m*m, math.SmallestNonzeroFloat64)
 }
 
 // visit walks the tree for a query whose node bound is bound, calling leaf
 // for every edge of every leaf not pruned against limit() (re-read as the
 // best improves); children are visited nearer first.
-func (x *Index) visit(bound func(*node) float64, limit func() float64, leaf func(id int)) {
+func (x *Index) visit(abs float64, bound func(*node) float64, limit func() float64, leaf func(id int)) {
 	if len(x.nodes) == 0 {
 		return
 	}
@@ -192,7 +214,7 @@ func (x *Index) visit(bound func(*node) float64, limit func() float64, leaf func
 	for len(stack) > 0 {
 		e := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if pruned(e.bound, limit()) {
+		if pruned(e.bound, limit(), abs) {
 			continue
 		}
 		nd := &x.nodes[e.n]
@@ -217,7 +239,7 @@ func (x *Index) visit(bound func(*node) float64, limit func() float64, leaf func
 // nearestPoint is Scene.nearestPoint through the tree.
 func (x *Index) nearestPoint(p vec) (id int, sBest float64, q vec, d2 float64) {
 	id, d2 = -1, math.Inf(1)
-	x.visit(func(nd *node) float64 { return pointBound(p, nd) }, func() float64 { return d2 },
+	x.visit(x.margin(p), func(nd *node) float64 { return pointBound(p, nd) }, func() float64 { return d2 },
 		func(i int) {
 			a, b := x.s.endpoints(i)
 			si, qi, di := pointSegment(p, a, b)
@@ -231,7 +253,7 @@ func (x *Index) nearestPoint(p vec) (id int, sBest float64, q vec, d2 float64) {
 // nearestRay is Scene.nearestRay through the tree.
 func (x *Index) nearestRay(o, d vec, tmax float64) (id int, t, se, d2 float64) {
 	id, d2 = -1, math.Inf(1)
-	x.visit(func(nd *node) float64 { return rayBound(o, d, tmax, nd) }, func() float64 { return d2 },
+	x.visit(x.margin(o), func(nd *node) float64 { return rayBound(o, d, tmax, nd) }, func() float64 { return d2 },
 		func(i int) {
 			a, b := x.s.endpoints(i)
 			ti, si, di := raySegment(o, d, tmax, a, b)
@@ -308,7 +330,7 @@ func (x *Index) nearestK(p vec, k int, best []kslot) []kslot {
 		}
 		return best[k-1].d2
 	}
-	x.visit(func(nd *node) float64 { return pointBound(p, nd) }, limit, func(id int) {
+	x.visit(x.margin(p), func(nd *node) float64 { return pointBound(p, nd) }, limit, func(id int) {
 		a, b := x.s.endpoints(id)
 		si, qi, di := pointSegment(p, a, b)
 		best = insertK(best, k, kslot{d2: di, s: si, id: id, q: qi})

@@ -217,3 +217,57 @@ func TestSelectNth(t *testing.T) {
 		}
 	}
 }
+
+// Rays through a vertex meet several edges at distance 0 exactly; the
+// Index must break that tie like the scan (lowest id), although a node
+// bound of a box the ray touches can round to a tiny positive value: the
+// absolute pruning margin keeps such a node. The scene is a tilted grid
+// (z = x/4, so no bound is exactly 0 by symmetry) with a box.
+func TestIndexBreaksZeroDistanceTiesLikeTheScan(t *testing.T) {
+	const cells = 8
+	m := geom.Mesh{}
+	for j := 0; j <= cells; j++ {
+		for i := 0; i <= cells; i++ {
+			x := -1 + 2*float32(i)/cells
+			m.Vertices = append(m.Vertices, x, -1+2*float32(j)/cells, 0.25*x)
+		}
+	}
+	for j := 0; j < cells; j++ {
+		for i := 0; i < cells; i++ {
+			a := int32(j*(cells+1) + i)
+			m.Faces = append(m.Faces, a, a+1, a+cells+1, a+1, a+cells+2, a+cells+1)
+		}
+	}
+	tb, err := geom.BuildTables([]geom.Mesh{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewScene(tb)
+	x := NewIndex(s)
+	r := rand.New(rand.NewPCG(17, 4))
+	bad := 0
+	for range 20000 {
+		v := r.IntN(tb.NumVertices())
+		target := vec{float64(tb.Vertices[3*v]), float64(tb.Vertices[3*v+1]), float64(tb.Vertices[3*v+2])}
+		o := vec{float64(float32(r.Float64()*3 - 1.5)), float64(float32(r.Float64()*3 - 1.5)), float64(float32(-0.7 + r.Float64()*0.2))}
+		var d vec
+		for k := range 3 {
+			d[k] = float64(float32(target[k] - o[k]))
+		}
+		tmax := math.Inf(1)
+		if r.IntN(2) == 0 {
+			tmax = 1.5
+		}
+		wi, wt, ws, wd := s.nearestRay(o, d, tmax)
+		gi, gt, gs, gd := x.nearestRay(o, d, tmax)
+		if wi != gi || wt != gt || ws != gs || wd != gd {
+			bad++
+			if bad < 5 {
+				t.Errorf("ray %v + t·%v: scan edge %d (d²=%g), index edge %d (d²=%g)", o, d, wi, wd, gi, gd)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of 20000 vertex-aimed rays differ", bad)
+	}
+}

@@ -101,11 +101,6 @@ func newRowInputs(r *rand.Rand, s *single, n int) *rowInputs {
 		if r.IntN(40) == 0 {
 			in.tmax[i] = float32(math.NaN())
 		}
-		// The rays aimed exactly at a vertex are nudged off it: at d² = 0
-		// for two edges, edge.Index may break the tie away from the scan
-		// (a node bound rounded above an exact 0 prunes the lower id), and
-		// this test is about the layer, not about the index.
-		in.d[3*i] *= 1 + 0x1p-18
 	}
 	in.rayActive = randActive(r, n)
 	in.pairStart, in.pairA, in.pairB = randPoints(r, s.tables, n), randPoints(r, s.tables, n), randPoints(r, s.tables, n)
