@@ -20,7 +20,7 @@ const module = "github.com/rayd-go/rayd"
 // only packages of strictly lower rank. Packages not listed are a test
 // failure, so a new package has to take its place in the graph explicitly.
 var rank = map[string]int{
-	"driver": 0, "ptx": 0, "geom": 0, "internal/buildinfo": 0,
+	"driver": 0, "ptx": 0, "ptx/src": 0, "geom": 0, "internal/buildinfo": 0,
 	"launch": 1, "ref": 1, "rf": 1, "edge": 1, "internal/workload": 1,
 	"accel": 2,
 	"shard": 3, "calibrate": 3, "dist": 3,
@@ -34,7 +34,7 @@ var rank = map[string]int{
 const appRank = 9
 
 // pureGo lists packages that must not reach the GPU stack at all.
-var pureGo = map[string]bool{"edge": true, "rf": true, "shard": true, "calibrate": true, "geom": true, "ref": true, "ptx": true, "internal/workload": true}
+var pureGo = map[string]bool{"edge": true, "rf": true, "shard": true, "calibrate": true, "geom": true, "ref": true, "ptx": true, "ptx/src": true, "internal/workload": true}
 
 func pkgRank(rel string) (int, bool) {
 	if r, ok := rank[rel]; ok {
