@@ -8,7 +8,7 @@ import (
 )
 
 // citeRE finds the README's source notes: "`path`, commit `abc1234`".
-var citeRE = regexp.MustCompile("`([A-Za-z0-9_./-]+)`,? (?:at )?commit `?([0-9a-f]{7,40})`?")
+var citeRE = regexp.MustCompile("`([A-Za-z0-9_./-]+)`,?\\s+(?:at\\s+)?commit\\s+`?([0-9a-f]{7,40})`?")
 
 // citation is one source note of the README and what the file records.
 type citation struct {

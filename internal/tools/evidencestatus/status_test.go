@@ -189,7 +189,7 @@ func TestREADMENotesMustNameFilesThatExist(t *testing.T) {
 	ran := r.git("rev-parse", "HEAD")
 	r.evidence("tests/evidence/runs/a.json", ran, false)
 	r.evidence("tests/evidence/runs/b.json", ran, false)
-	r.write("README.md", "A (`tests/evidence/runs/`, commit `"+ran[:9]+"`). B (`tests/evidence/runs/a.json`, commit `0123abc`).\n")
+	r.write("README.md", "A (`tests/evidence/runs/`,\ncommit `"+ran[:9]+"`). B (`tests/evidence/runs/a.json`, commit `0123abc`).\n")
 	r.commit("evidence")
 	out, rc := r.status(false)
 	assert.Zero(t, rc, out)
