@@ -20,7 +20,7 @@ EVIDENCE_LOG ?= $(BIN)/evidence-logs
 EVIDENCE_TAR ?=
 LAUNCH_RUNS  ?= 5
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run gpu-census gpu-evidence-run \
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-census gpu-evidence-run \
 	evidence-status bench-launch bench-geometry bench-edges bench-edges-full-point bench-edges-full-rays bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
@@ -69,6 +69,15 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/ptxdigest ./cmd/ptxdigest
 	@echo "gpu-bins: stamped $(COMMIT) dirty=$(DIRTY)"
 
+## gpu-pack: what gpu-evidence-run needs (the test binaries, gpuaccept and
+## the four benchmarks), in one archive to carry to a GPU machine that has no
+## Go; gpu-evidence-run unpacks it into $(BIN) there.
+GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
+GPU_PACK_BINS := gpuaccept launchbench geometry rfbench edgebench
+gpu-pack: gpu-bins
+	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
+	@ls -l $(GPU_PACK)
+
 ## gpu-accept: run every GPU-tier suite and write tests/evidence/gpu-accept.json:
 ## every test by name; nothing may fail or skip; tests needing more devices
 ## than the machine has are deferred; each suite holds its listed minimum
@@ -83,8 +92,8 @@ gpu-accept-run:
 gpu-census:
 	$(BIN)/gpuaccept -census $(BIN)/*.test
 
-## gpu-evidence-run: on the GPU machine (after make gpu-bins; Go is not
-## needed there, nvcc is for bench-launch): gpu-accept-run, bench-geometry,
+## gpu-evidence-run: on the GPU machine (after make gpu-bins or gpu-pack; Go
+## is not needed there, nvcc is for bench-launch): gpu-accept-run, bench-geometry,
 ## bench-edges, bench-rf and bench-launch from the binaries in bin/, each
 ## logged to $(EVIDENCE_LOG)/<step>.log. Every step runs even when one fails;
 ## the target fails when any did. EVIDENCE_TAR=path packs the files written
@@ -96,6 +105,7 @@ EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(RESULTS_DIR)/geometry-h200.j
 	$(RESULTS_DIR)/edges-h200-compute-rays-full.json $(RESULTS_DIR)/edges-h200-compute-rays-full.txt \
 	$(EVIDENCE_DIR)/fault-sweep.json $(EVIDENCE_DIR)/leak-cycles.json $(EVIDENCE_DIR)/soak.json
 gpu-evidence-run:
+	@if [ -f $(GPU_PACK) ]; then tar xzf $(GPU_PACK) -C $(BIN) && echo "unpacked $(GPU_PACK)"; fi
 	@mkdir -p $(EVIDENCE_LOG) $(EVIDENCE_DIR) $(RESULTS_DIR); touch $(EVIDENCE_LOG)/start; st=0; \
 	for step in $(EVIDENCE_STEPS); do \
 		t0=$$(date +%s); \
@@ -135,7 +145,8 @@ bench-geometry:
 ## light and compute edges; build time) -> $(RESULTS_DIR)/edges-h200.json
 ## and the printed table in edges-h200.txt.
 bench-edges:
-	$(BIN)/edgebench -out $(RESULTS_DIR)/edges-h200.json > $(RESULTS_DIR)/edges-h200.txt; st=$$?; cat $(RESULTS_DIR)/edges-h200.txt; exit $$st
+	$(BIN)/edgebench -out $(RESULTS_DIR)/edges-h200.json > $(BIN)/edges-h200.txt; st=$$?; cat $(BIN)/edges-h200.txt; \
+		[ $$st -ne 0 ] || mv $(BIN)/edges-h200.txt $(RESULTS_DIR)/edges-h200.txt; exit $$st
 
 ## bench-edges-full-point / -rays: every compute row against the device
 ## brute force (points: about 100 s on one H200; rays: about 100 s per
@@ -143,12 +154,12 @@ bench-edges:
 BRUTE_DEVICES ?= 2
 bench-edges-full-point:
 	$(BIN)/edgebench -config compute -kinds point -brute-rows 4194304 \
-		-out $(RESULTS_DIR)/edges-h200-compute-point-full.json > $(RESULTS_DIR)/edges-h200-compute-point-full.txt; \
-		st=$$?; cat $(RESULTS_DIR)/edges-h200-compute-point-full.txt; exit $$st
+		-out $(RESULTS_DIR)/edges-h200-compute-point-full.json > $(BIN)/point-full.txt; st=$$?; cat $(BIN)/point-full.txt; \
+		[ $$st -ne 0 ] || mv $(BIN)/point-full.txt $(RESULTS_DIR)/edges-h200-compute-point-full.txt; exit $$st
 bench-edges-full-rays:
 	$(BIN)/edgebench -config compute -kinds segment,half_ray -rounds 3 -warmup 1 -brute-rows 4194304 -brute-devices $(BRUTE_DEVICES) \
-		-out $(RESULTS_DIR)/edges-h200-compute-rays-full.json > $(RESULTS_DIR)/edges-h200-compute-rays-full.txt; \
-		st=$$?; cat $(RESULTS_DIR)/edges-h200-compute-rays-full.txt; exit $$st
+		-out $(RESULTS_DIR)/edges-h200-compute-rays-full.json > $(BIN)/rays-full.txt; st=$$?; cat $(BIN)/rays-full.txt; \
+		[ $$st -ne 0 ] || mv $(BIN)/rays-full.txt $(RESULTS_DIR)/edges-h200-compute-rays-full.txt; exit $$st
 
 ## bench-rf: RF benchmark -> $(RESULTS_DIR)/rf-h200.json.
 bench-rf:
