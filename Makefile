@@ -6,11 +6,23 @@ COMMIT   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 DIRTY    := $(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true)
 # STAMP links the commit and dirty flag into any binary (internal/buildinfo).
 STAMP    := -X github.com/rayd-go/rayd/internal/buildinfo.commit=$(COMMIT) -X github.com/rayd-go/rayd/internal/buildinfo.dirty=$(DIRTY)
-LDFLAGS  := -s -w -X main.commit=$(COMMIT)
-GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids
+GO_LDFLAGS := -s -w $(STAMP)
+GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids ./benchmarks/dist/allreduce
 export NCCL_NVLS_ENABLE := 0
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-accept gpu-accept-run bench-launch bench-geometry bench-edges bench-rf bench-multi bench-sweep gpu-harden clean
+# Where the GPU runs write: by default the committed paths. On a machine
+# that returns only some folders, point them elsewhere, or set EVIDENCE_TAR
+# to pack what gpu-evidence-run wrote (repository-relative paths) into one
+# archive to unpack at the repository root.
+EVIDENCE_DIR ?= tests/evidence
+RESULTS_DIR  ?= benchmarks/results
+EVIDENCE_LOG ?= $(BIN)/evidence-logs
+EVIDENCE_TAR ?=
+LAUNCH_RUNS  ?= 5
+
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-census gpu-evidence-run \
+	evidence-status bench-launch bench-geometry bench-edges bench-edges-full-point bench-edges-full-rays bench-rf \
+	bench-multi bench-sweep gpu-harden clean
 
 all: build test
 
@@ -19,13 +31,13 @@ build:
 
 ## test: the README's test command: every package, race detector on.
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -ldflags "$(STAMP)" ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-check: lint build test ptx-check
+check: lint build test ptx-check evidence-status
 
 ## ptx: regenerate every PTX module with nvcc and rewrite ptx/manifest.json.
 ptx:
@@ -34,51 +46,124 @@ ptx:
 ptx-check:
 	$(GO) run ./cmd/ptxdigest check
 
-## gpu-bins: GPU-tier test binaries and tools, CGO_ENABLED=0, for a machine without Go.
+## evidence-status: for every committed evidence file, its commit, the
+## GPU-code commits since, and whether its PTX digests equal HEAD's (no GPU).
+evidence-status:
+	$(GO) run ./internal/tools/evidencestatus
+
+## gpu-bins: GPU-tier test binaries and tools, CGO_ENABLED=0, for a machine
+## without Go; every one stamped with the commit and dirty flag.
 gpu-bins:
 	@mkdir -p $(BIN)
+	@rm -f $(BIN)/*.test
 	@for p in $(GPU_PKGS); do n=$$(echo $$p | sed 's|^\./||; s|/|-|g; s|^\.$$|rayd|'); \
-		CGO_ENABLED=0 $(GO) test -c -ldflags "-s -w" -o $(BIN)/$$n.test $$p || exit 1; done
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuaccept ./internal/tools/gpuaccept
-	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/launchbench ./benchmarks/launch
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
-	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
-	CGO_ENABLED=0 $(GO) build -ldflags "-s -w $(STAMP)" -o $(BIN)/rayd ./cmd/rayd
-	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(BIN)/ptxdigest ./cmd/ptxdigest
+		echo "test -c $$p -> $(BIN)/$$n.test"; \
+		CGO_ENABLED=0 $(GO) test -c -ldflags "$(GO_LDFLAGS)" -o $(BIN)/$$n.test $$p || exit 1; done
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/gpuaccept ./internal/tools/gpuaccept
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/launchbench ./benchmarks/launch
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rayd ./cmd/rayd
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/ptxdigest ./cmd/ptxdigest
+	@echo "gpu-bins: stamped $(COMMIT) dirty=$(DIRTY)"
 
-## gpu-accept: run every GPU-tier suite (nothing may skip) and write tests/evidence/gpu-accept.json.
+## gpu-pack: what gpu-evidence-run needs (the test binaries, gpuaccept and
+## the four benchmarks), in one archive to carry to a GPU machine that has no
+## Go; gpu-evidence-run unpacks it into $(BIN) there.
+GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
+GPU_PACK_BINS := gpuaccept launchbench geometry rfbench edgebench
+gpu-pack: gpu-bins
+	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
+	@ls -l $(GPU_PACK)
+
+## gpu-accept: run every GPU-tier suite and write tests/evidence/gpu-accept.json:
+## every test by name; nothing may fail or skip; tests needing more devices
+## than the machine has are deferred; each suite holds its listed minimum
+## of GPU-gated tests (internal/tools/gpuaccept/suites.json).
 gpu-accept: gpu-bins gpu-accept-run
 
 gpu-accept-run:
-	$(BIN)/gpuaccept -out tests/evidence/gpu-accept.json $(BIN)/*.test
+	$(BIN)/gpuaccept -out $(EVIDENCE_DIR)/gpu-accept.json $(BIN)/*.test
 
-## gpu-harden: the hardening runs on the GPUs (fault sweep, 1,000 create/
-## query/close cycles, an 8-goroutine soak over two devices) with evidence
-## written to tests/evidence/{fault-sweep,leak-cycles,soak}.json.
+## gpu-census: count the GPU-gated tests of every suite (any machine) and
+## print the suite list to commit as internal/tools/gpuaccept/suites.json.
+gpu-census:
+	$(BIN)/gpuaccept -census $(BIN)/*.test
+
+## gpu-evidence-run: on the GPU machine (after make gpu-bins or gpu-pack; Go
+## is not needed there, nvcc is for bench-launch): gpu-accept-run, bench-geometry,
+## bench-edges, bench-rf and bench-launch from the binaries in bin/, each
+## logged to $(EVIDENCE_LOG)/<step>.log. Every step runs even when one fails;
+## the target fails when any did. EVIDENCE_TAR=path packs the files written
+## (and the logs) into one tar.gz, to unpack at the repository root.
+EVIDENCE_STEPS ?= gpu-accept-run bench-geometry bench-edges bench-rf bench-launch
+EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
+	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/launch-h200-run*.json \
+	$(RESULTS_DIR)/edges-h200-compute-point-full.json $(RESULTS_DIR)/edges-h200-compute-point-full.txt \
+	$(RESULTS_DIR)/edges-h200-compute-rays-full.json $(RESULTS_DIR)/edges-h200-compute-rays-full.txt \
+	$(EVIDENCE_DIR)/fault-sweep.json $(EVIDENCE_DIR)/leak-cycles.json $(EVIDENCE_DIR)/soak.json
+gpu-evidence-run:
+	@if [ -f $(GPU_PACK) ]; then tar xzf $(GPU_PACK) -C $(BIN) && echo "unpacked $(GPU_PACK)"; fi
+	@mkdir -p $(EVIDENCE_LOG) $(EVIDENCE_DIR) $(RESULTS_DIR); touch $(EVIDENCE_LOG)/start; st=0; \
+	for step in $(EVIDENCE_STEPS); do \
+		t0=$$(date +%s); \
+		$(MAKE) --no-print-directory $$step > $(EVIDENCE_LOG)/$$step.log 2>&1; rc=$$?; \
+		echo "== $$step: exit $$rc after $$(( $$(date +%s) - t0 )) s"; tail -n 6 $(EVIDENCE_LOG)/$$step.log; \
+		[ $$rc -eq 0 ] || st=1; \
+	done; \
+	if [ -n "$(EVIDENCE_TAR)" ]; then \
+		files=$$(for f in $(EVIDENCE_FILES); do [ -f "$$f" ] && [ "$$f" -nt $(EVIDENCE_LOG)/start ] && echo "$$f"; done); \
+		tar czf $(EVIDENCE_TAR) $$files $(EVIDENCE_LOG) && echo "packed into $(EVIDENCE_TAR):" $$files; \
+	fi; \
+	exit $$st
+
+## gpu-harden: the hardening runs on two GPUs (fault sweep, 1,000 create/
+## query/close cycles, an 8-goroutine soak) with evidence written to
+## $(EVIDENCE_DIR)/{fault-sweep,leak-cycles,soak}.json. On one GPU the
+## three tests are deferred (they need two devices).
 gpu-harden:
-	RAYD_REQUIRE_GPU=1 RAYD_EVIDENCE_DIR=tests/evidence RAYD_COMMIT=$(COMMIT) \
+	RAYD_REQUIRE_GPU=1 RAYD_EVIDENCE_DIR=$(EVIDENCE_DIR) \
 	RAYD_FAULT_RUNS=60 RAYD_LEAK_CYCLES=1000 RAYD_SOAK_SECONDS=300 \
 		$(BIN)/rayd.test -test.run 'GPUFaultSweep|GPULeakCycles|GPUSoak' -test.v -test.timeout 20m
 
-## bench-launch: launch micro-benchmark against the C driver-API baseline.
+## bench-launch: launch micro-benchmark against the C driver-API baseline,
+## LAUNCH_RUNS times -> $(RESULTS_DIR)/launch-h200-run<i>.json (needs nvcc).
 bench-launch:
 	nvcc -O2 -o $(BIN)/launch_native benchmarks/launch/native/launch_native.c -lcuda
-	$(BIN)/launchbench -native $(BIN)/launch_native -ptx ptx/basic.ptx -out benchmarks/results/launch.json
+	@for i in $$(seq 1 $(LAUNCH_RUNS)); do \
+		$(BIN)/launchbench -native $(BIN)/launch_native -ptx ptx/basic.ptx -out $(RESULTS_DIR)/launch-h200-run$$i.json || exit 1; \
+		echo "launch run $$i -> $(RESULTS_DIR)/launch-h200-run$$i.json"; done
 
-## bench-geometry: single-device BVH benchmark (light and compute) -> benchmarks/results/geometry-h200.json.
+## bench-geometry: single-device BVH benchmark (light and compute; both
+## layouts and OptiX) -> $(RESULTS_DIR)/geometry-h200.json.
 bench-geometry:
-	$(BIN)/geometry -out benchmarks/results/geometry-h200.json
+	$(BIN)/geometry -out $(RESULTS_DIR)/geometry-h200.json
 
 ## bench-edges: nearest-edge queries (4,194,304 points, segments, half rays;
-## light and compute edges; build time) -> benchmarks/results/edges-h200.json.
+## light and compute edges; build time) -> $(RESULTS_DIR)/edges-h200.json
+## and the printed table in edges-h200.txt.
 bench-edges:
-	$(BIN)/edgebench -out benchmarks/results/edges-h200.json | tee benchmarks/results/edges-h200.txt
+	$(BIN)/edgebench -out $(RESULTS_DIR)/edges-h200.json > $(BIN)/edges-h200.txt; st=$$?; cat $(BIN)/edges-h200.txt; \
+		[ $$st -ne 0 ] || mv $(BIN)/edges-h200.txt $(RESULTS_DIR)/edges-h200.txt; exit $$st
 
-## bench-rf: RF benchmark -> benchmarks/results/rf-h200.json.
+## bench-edges-full-point / -rays: every compute row against the device
+## brute force (points: about 100 s on one H200; rays: about 100 s per
+## query on two, BRUTE_DEVICES=2).
+BRUTE_DEVICES ?= 2
+bench-edges-full-point:
+	$(BIN)/edgebench -config compute -kinds point -brute-rows 4194304 \
+		-out $(RESULTS_DIR)/edges-h200-compute-point-full.json > $(BIN)/point-full.txt; st=$$?; cat $(BIN)/point-full.txt; \
+		[ $$st -ne 0 ] || mv $(BIN)/point-full.txt $(RESULTS_DIR)/edges-h200-compute-point-full.txt; exit $$st
+bench-edges-full-rays:
+	$(BIN)/edgebench -config compute -kinds segment,half_ray -rounds 3 -warmup 1 -brute-rows 4194304 -brute-devices $(BRUTE_DEVICES) \
+		-out $(RESULTS_DIR)/edges-h200-compute-rays-full.json > $(BIN)/rays-full.txt; st=$$?; cat $(BIN)/rays-full.txt; \
+		[ $$st -ne 0 ] || mv $(BIN)/rays-full.txt $(RESULTS_DIR)/edges-h200-compute-rays-full.txt; exit $$st
+
+## bench-rf: RF benchmark -> $(RESULTS_DIR)/rf-h200.json.
 bench-rf:
-	$(BIN)/rfbench -out benchmarks/results/rf-h200.json
+	$(BIN)/rfbench -out $(RESULTS_DIR)/rf-h200.json
 
 ## bench-multi: `rayd bench` BENCH_RUNS times back to back (a validated JSON
 ## record and the printed table per run), then the stability summary

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rayd-go/rayd"
+	"github.com/rayd-go/rayd/internal/evidence"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -41,22 +43,48 @@ func writeEvidence(t *testing.T, name string, v any) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644))
 }
 
-// evidenceHeader is the common part of a hardening evidence record.
+// evidenceHeader is the common part of a hardening evidence record: the
+// evidence head (this test binary's build stamp, date, driver, devices, PTX
+// digests) and the Go version.
 type evidenceHeader struct {
-	Commit  string   `json:"commit"`
-	Date    string   `json:"date"`
-	Devices []string `json:"devices"`
-	Go      string   `json:"go"`
+	evidence.Header
+	Go string `json:"go"`
 }
 
 func header(t *testing.T, ords []int) evidenceHeader {
-	h := evidenceHeader{Commit: os.Getenv("RAYD_COMMIT"), Date: time.Now().UTC().Format(time.RFC3339), Go: runtime.Version()}
-	for _, o := range ords {
-		info, err := launch.DeviceInfo(o)
-		require.NoError(t, err)
-		h.Devices = append(h.Devices, info.Name)
+	h, err := evidence.New(ords)
+	require.NoError(t, err)
+	return evidenceHeader{Header: h, Go: runtime.Version()}
+}
+
+// progress is the soak's watchdog state: when each worker last started an
+// iteration, and which workers have returned.
+type progress struct {
+	last []atomic.Int64 // UnixNano of the last iteration's start
+	done []atomic.Bool
+}
+
+func newProgress(workers int, now time.Time) *progress {
+	p := &progress{last: make([]atomic.Int64, workers), done: make([]atomic.Bool, workers)}
+	for w := range workers {
+		p.last[w].Store(now.UnixNano())
 	}
-	return h
+	return p
+}
+
+func (p *progress) beat(w int, now time.Time) { p.last[w].Store(now.UnixNano()) }
+func (p *progress) finish(w int)              { p.done[w].Store(true) }
+
+// hung lists the workers still running whose last iteration started more
+// than limit before now.
+func (p *progress) hung(now time.Time, limit time.Duration) []int {
+	var out []int
+	for w := range p.last {
+		if !p.done[w].Load() && now.Sub(time.Unix(0, p.last[w].Load())) > limit {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // memProbe reads each device's used memory (total − free, cuMemGetInfo)
@@ -135,4 +163,19 @@ func fingerprintOf(parts ...any) string {
 		}
 	}
 	return hex.EncodeToString(s.Sum(nil))
+}
+
+// TestSoakWatchdogFlagsOnlyStalledWorkers: a worker is hung when it is
+// still running and its last iteration started more than the limit ago; a
+// worker that returned is never hung, however long ago it last beat.
+func TestSoakWatchdogFlagsOnlyStalledWorkers(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := newProgress(3, t0)
+	p.beat(1, t0.Add(50*time.Second))
+	p.finish(2)
+	require.Empty(t, p.hung(t0.Add(60*time.Second), time.Minute))
+	require.Equal(t, []int{0}, p.hung(t0.Add(61*time.Second), time.Minute))
+	require.Equal(t, []int{0, 1}, p.hung(t0.Add(111*time.Second), time.Minute))
+	p.finish(0)
+	require.Equal(t, []int{1}, p.hung(t0.Add(111*time.Second), time.Minute))
 }

@@ -118,19 +118,42 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// soakRecord is soak.json: what ran, and how it ended.
+type soakRecord struct {
+	evidenceHeader
+	Workers         int     `json:"workers"`
+	Seconds         int     `json:"seconds"`
+	Scenes          int64   `json:"scenes"`
+	ScenesPerWorker []int64 `json:"scenes_per_worker"`
+	QueriesChecked  int64   `json:"queries_checked"`
+	WrongResults    int64   `json:"wrong_results"`
+	// Hangs counts the workers the watchdog found making no progress for
+	// HangLimit seconds; HungWorkers names them.
+	Hangs       int    `json:"hangs"`
+	HungWorkers []int  `json:"hung_workers,omitempty"`
+	HangLimit   int    `json:"hang_limit_seconds"`
+	Error       string `json:"error,omitempty"`
+	Passed      bool   `json:"passed"`
+}
+
 // TestGPUSoak runs 8 goroutines over the first two devices for
 // RAYD_SOAK_SECONDS: each builds a random scene (a single-device scene on
 // its device, or every fourth a replicated 2-GPU scene), checks intersect
 // and reflections against the CPU reference, updates the vertices, checks
-// again and drops the scene, with a watchdog that fails the test when a
-// goroutine makes no progress for a minute.
+// again and drops the scene. A watchdog finds any goroutine whose
+// iteration has run for RAYD_SOAK_HANG_SECONDS (60) without finishing: it
+// records the hang, writes the evidence and then fails the test, so that
+// soak.json reports hangs, wrong results and errors as well as clean runs.
 func TestGPUSoak(t *testing.T) {
 	ords := gputest.MustHaveDevices(t, 2)
 	seconds := envInt("RAYD_SOAK_SECONDS", 8)
-	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	hangLimit := envInt("RAYD_SOAK_HANG_SECONDS", 60)
+	hdr := header(t, ords[:2]) // before any worker can hang the driver
+	start := time.Now()
+	deadline := start.Add(time.Duration(seconds) * time.Second)
 	const workers = 8
 	var iters, queries, wrong [workers]atomic.Int64
-	var lastBeat [workers]atomic.Int64
+	prog := newProgress(workers, start)
 	var firstErr error
 	var errMu sync.Mutex
 	fail := func(err error) {
@@ -145,9 +168,10 @@ func TestGPUSoak(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer prog.finish(w)
 			r := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
 			for time.Now().Before(deadline) {
-				lastBeat[w].Store(time.Now().UnixNano())
+				prog.beat(w, time.Now())
 				q, bad, err := soakIteration(r, w, ords)
 				if err != nil {
 					fail(fmt.Errorf("worker %d: %w", w, err))
@@ -161,43 +185,43 @@ func TestGPUSoak(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	hangs := 0
+	var hung []int
+	var stacks string
 	for watching := true; watching; {
 		select {
 		case <-done:
 			watching = false
 		case <-time.After(5 * time.Second):
-			for w := range workers {
-				if time.Since(time.Unix(0, lastBeat[w].Load())) > time.Minute && time.Now().Before(deadline.Add(time.Minute)) {
-					hangs++
-					buf := make([]byte, 1<<20)
-					t.Fatalf("worker %d made no progress for a minute:\n%s", w, buf[:runtime.Stack(buf, true)])
-				}
+			if hung = prog.hung(time.Now(), time.Duration(hangLimit)*time.Second); len(hung) > 0 {
+				buf := make([]byte, 1<<20)
+				stacks = string(buf[:runtime.Stack(buf, true)])
+				watching = false
 			}
 		}
 	}
-	var total, nq, nbad int64
-	perWorker := make([]int64, workers)
+	rec := soakRecord{evidenceHeader: hdr, Workers: workers, Seconds: seconds, ScenesPerWorker: make([]int64, workers),
+		Hangs: len(hung), HungWorkers: hung, HangLimit: hangLimit}
 	for w := range workers {
-		perWorker[w] = iters[w].Load()
-		total += perWorker[w]
-		nq += queries[w].Load()
-		nbad += wrong[w].Load()
+		rec.ScenesPerWorker[w] = iters[w].Load()
+		rec.Scenes += rec.ScenesPerWorker[w]
+		rec.QueriesChecked += queries[w].Load()
+		rec.WrongResults += wrong[w].Load()
 	}
-	t.Logf("soak: %d workers, %d s, %d scenes, %d queries checked, %d wrong, %d hangs", workers, seconds, total, nq, nbad, hangs)
-	require.NoError(t, firstErr)
-	assert.Zero(t, nbad, "wrong results against the reference")
-	assert.Positive(t, total)
-	writeEvidence(t, "soak.json", struct {
-		evidenceHeader
-		Workers         int     `json:"workers"`
-		Seconds         int     `json:"seconds"`
-		Scenes          int64   `json:"scenes"`
-		ScenesPerWorker []int64 `json:"scenes_per_worker"`
-		QueriesChecked  int64   `json:"queries_checked"`
-		WrongResults    int64   `json:"wrong_results"`
-		Hangs           int     `json:"hangs"`
-	}{header(t, ords[:2]), workers, seconds, total, perWorker, nq, nbad, hangs})
+	errMu.Lock()
+	err := firstErr
+	errMu.Unlock()
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	rec.Passed = rec.Hangs == 0 && err == nil && rec.WrongResults == 0 && rec.Scenes > 0
+	t.Logf("soak: %d workers, %d s, %d scenes, %d queries checked, %d wrong, %d hangs", workers, seconds, rec.Scenes, rec.QueriesChecked, rec.WrongResults, rec.Hangs)
+	writeEvidence(t, "soak.json", rec)
+	if len(hung) > 0 {
+		t.Fatalf("worker(s) %v made no progress for %d s (evidence written):\n%s", hung, hangLimit, stacks)
+	}
+	require.NoError(t, err)
+	assert.Zero(t, rec.WrongResults, "wrong results against the reference")
+	assert.Positive(t, rec.Scenes)
 }
 
 // soakIteration is one scene's life: build, check, refit, check, drop. It

@@ -3,7 +3,6 @@ package accel
 import (
 	"errors"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,20 +11,19 @@ import (
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ptx"
+	cudasrc "github.com/rayd-go/rayd/ptx/src"
 	"github.com/rayd-go/rayd/ref"
 )
 
-// optixSource reads the OptiX module's CUDA source (committed as
-// optix_trace.cu.pending until its PTX is generated).
+// optixSource reads the OptiX module's CUDA source, embedded in package
+// ptx/src (so the test binary runs from any directory).
 func optixSource(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"../ptx/src/optix_trace.cu", "../ptx/src/optix_trace.cu.pending"} {
-		if b, err := os.ReadFile(p); err == nil {
-			return string(b)
-		}
+	b, err := cudasrc.Read("optix_trace.cu")
+	if err != nil {
+		t.Fatalf("ptx/src/optix_trace.cu: %v", err)
 	}
-	t.Fatal("ptx/src/optix_trace.cu not found")
-	return ""
+	return string(b)
 }
 
 // TestOptiXParamsLayoutMatchesSource: every field of the CUDA Params struct

@@ -83,9 +83,9 @@ func (r *rfRecorder) free(*launch.Buffer[float64])                  {}
 // accumulation) and every optional input set and unset.
 func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 	rec := &rfRecorder{seen: map[string]int{}, shared: map[string]uint32{}, kernels: map[string]map[string][]cParam{
-		ModuleRFAccum: parseKernels(t, "../ptx/src/rf_accum.cu"),
-		ModuleRFRefl:  parseKernels(t, "../ptx/src/rf_refl.cu"),
-		ModuleRFPaths: parseKernels(t, "../ptx/src/rf_paths.cu"),
+		ModuleRFAccum: parseKernels(t, "rf_accum.cu"),
+		ModuleRFRefl:  parseKernels(t, "rf_refl.cu"),
+		ModuleRFPaths: parseKernels(t, "rf_paths.cu"),
 	}}
 	for _, width := range []int{2, 4} {
 		b := &BVH{numTris: 3, nodes: buf[uint32](), tris: buf[uint32](), opt: Options{Width: width}, sms: 132}

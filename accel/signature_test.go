@@ -2,7 +2,6 @@ package accel
 
 import (
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
+	cudasrc "github.com/rayd-go/rayd/ptx/src"
 )
 
 // cParam is a kernel parameter as declared in ptx/src/<module>.cu.
@@ -22,11 +22,12 @@ var (
 	commentRE    = regexp.MustCompile(`(?s)//[^\n]*|/\*.*?\*/`)
 )
 
-// parseKernels reads the extern "C" kernels of a CUDA source with the
-// parameter kinds the launch layer packs.
-func parseKernels(t *testing.T, path string) map[string][]cParam {
+// parseKernels reads the extern "C" kernels of a CUDA source (by name, from
+// the sources embedded in package ptx/src, so the test binary runs from any
+// directory) with the parameter kinds the launch layer packs.
+func parseKernels(t *testing.T, name string) map[string][]cParam {
 	t.Helper()
-	src, err := os.ReadFile(path)
+	src, err := cudasrc.Read(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func parseKernels(t *testing.T, path string) map[string][]cParam {
 			case typ == "double":
 				p.kind = "f64"
 			default:
-				t.Fatalf("%s: kernel %s parameter %q has a type the launch layer does not take", path, m[1], raw)
+				t.Fatalf("ptx/src/%s: kernel %s parameter %q has a type the launch layer does not take", name, m[1], raw)
 			}
 			ps = append(ps, p)
 		}
@@ -145,11 +146,11 @@ func buf[T launch.Elem]() *launch.Buffer[T] { return new(launch.Buffer[T]) }
 // its kernel fails here rather than on a GPU.
 func TestLaunchArgumentsMatchKernels(t *testing.T) {
 	rec := &recorder{t: t, seen: map[string]int{}, kernels: map[string]map[string][]cParam{
-		ModuleBuild:      parseKernels(t, "../ptx/src/bvh_build.cu"),
-		ModuleTrace:      parseKernels(t, "../ptx/src/trace.cu"),
-		ModuleEdge:       parseKernels(t, "../ptx/src/edge.cu"),
-		ModuleEdgeVJP:    parseKernels(t, "../ptx/src/edge_vjp.cu"),
-		ModuleVisibility: parseKernels(t, "../ptx/src/visibility.cu"),
+		ModuleBuild:      parseKernels(t, "bvh_build.cu"),
+		ModuleTrace:      parseKernels(t, "trace.cu"),
+		ModuleEdge:       parseKernels(t, "edge.cu"),
+		ModuleEdgeVJP:    parseKernels(t, "edge_vjp.cu"),
+		ModuleVisibility: parseKernels(t, "visibility.cu"),
 	}}
 	for _, tc := range []struct{ n, width int }{{1, 2}, {2, 2}, {5000, 2}, {1, 4}, {5000, 4}} {
 		n := tc.n

@@ -17,7 +17,7 @@ import (
 // with every optional buffer set and unset.
 func TestVJPLaunchMatchesTheKernel(t *testing.T) {
 	rec := &recorder{t: t, seen: map[string]int{}, kernels: map[string]map[string][]cParam{
-		ModuleVJP: parseKernels(t, "../ptx/src/vjp.cu"),
+		ModuleVJP: parseKernels(t, "vjp.cu"),
 	}}
 	geo := Geometry{Vertices: buf[float32](), Faces: buf[int32]()}
 	for _, full := range []bool{false, true} {

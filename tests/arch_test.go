@@ -25,7 +25,8 @@ const module = "github.com/rayd-go/rayd"
 // arrow has to be added here (and to ARCHITECTURE.md) on purpose.
 var allowed = map[string][]string{
 	"driver":               {},
-	"ptx":                  {},
+	"ptx":                  {"ptx/src"},
+	"ptx/src":              {},
 	"geom":                 {},
 	"internal/buildinfo":   {},
 	"internal/par":         {},
@@ -61,7 +62,7 @@ func isApp(rel string) bool {
 		return false
 	}
 	for _, p := range []string{"cmd/", "tests", "benchmarks", "examples", "internal/tools", "internal/testscene",
-		"internal/gputest", "internal/jobtest", "internal/benchhead"} {
+		"internal/gputest", "internal/gpumark", "internal/jobtest", "internal/benchhead", "internal/evidence"} {
 		if strings.HasPrefix(rel, p) {
 			return true
 		}
@@ -70,7 +71,7 @@ func isApp(rel string) bool {
 }
 
 // pureGo lists packages that must not reach the GPU stack at all.
-var pureGo = map[string]bool{"edge": true, "rf": true, "shard": true, "calibrate": true, "geom": true, "ref": true, "ptx": true, "internal/workload": true}
+var pureGo = map[string]bool{"ptx/src": true, "edge": true, "rf": true, "shard": true, "calibrate": true, "geom": true, "ref": true, "ptx": true, "internal/workload": true}
 
 // imports maps each package directory (relative to the root) to its imports.
 func imports(t *testing.T) map[string]map[string][]string {

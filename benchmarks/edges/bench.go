@@ -43,6 +43,13 @@ type queryResult struct {
 	BruteMismatches int     `json:"mismatched_rows_vs_device_brute_force"`
 	RefChecked      int     `json:"rows_checked_vs_cpu_reference"`
 	RefMismatches   int     `json:"mismatched_rows_vs_cpu_reference"`
+	// UnwrittenBVH and UnwrittenBrute count rows still holding their
+	// output's poison after the BVH query (all rows) and the brute force
+	// (the checked rows); either fails the run.
+	UnwrittenBVH   int `json:"unwritten_rows_bvh"`
+	UnwrittenBrute int `json:"unwritten_rows_brute_force"`
+	// Compared lists the record fields compared bit for bit (±0 equal).
+	Compared []string `json:"compared_fields"`
 }
 
 func configs(only string) []workload.Config {

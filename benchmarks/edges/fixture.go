@@ -176,17 +176,48 @@ func (f *fixture) time(bs []*batch, warmup, rounds int) ([][]float64, error) {
 	return out, nil
 }
 
-// poison fills output k with NaN payloads and impossible ids.
+// Poison values of the two outputs (index 0: the BVH kernels', 1: the
+// brute force's): NaN payloads and ids no kernel writes, different for
+// each output, so that a row neither kernel wrote compares unequal.
+var (
+	poisonF = [2]uint32{0x7fc0dead, 0x7fc0beef}
+	poisonI = [2]int32{0x5eadbeef, 0x6eadbeef}
+)
+
+// poison fills output k with its NaN payload and impossible id.
 func (f *fixture) poison(k int) error {
 	o := f.out[k]
 	var errs []error
 	for _, b := range []*launch.Buffer[float32]{o.Distance, o.RayT, o.Point, o.EdgeT, o.EdgePoint} {
-		errs = append(errs, b.Memset32(f.s, 0x7fc0dead))
+		errs = append(errs, b.Memset32(f.s, poisonF[k]))
 	}
 	for _, b := range []*launch.Buffer[int32]{o.ShapeID, o.EdgeID, o.GlobalEdgeID} {
-		errs = append(errs, b.Memset32(f.s, 0x5eadbeef))
+		errs = append(errs, b.Memset32(f.s, uint32(poisonI[k])))
 	}
 	return errors.Join(errs...)
+}
+
+// unwritten reports whether row i of r (downloaded from output k) still
+// holds output k's poison in any field the query writes.
+func unwritten(r *edge.RayResult, i, k int, ray bool) bool {
+	p := func(v float32) bool { return math.Float32bits(v) == poisonF[k] }
+	if p(r.Distance[i]) || p(r.EdgeT[i]) || r.ShapeID[i] == poisonI[k] || r.EdgeID[i] == poisonI[k] || r.GlobalEdgeID[i] == poisonI[k] {
+		return true
+	}
+	for c := range 3 {
+		if p(r.EdgePoint[3*i+c]) || (ray && p(r.Point[3*i+c])) {
+			return true
+		}
+	}
+	return ray && p(r.RayT[i])
+}
+
+// comparedFields are the fields sameRow compares for a query.
+func comparedFields(ray bool) []string {
+	if ray {
+		return []string{"distance", "ray_t", "point", "edge_t", "edge_point", "shape_id", "edge_id", "global_edge_id"}
+	}
+	return []string{"distance", "edge_t", "edge_point", "shape_id", "edge_id", "global_edge_id"}
 }
 
 // download copies the first m rows of output k into a host ray record
@@ -262,8 +293,11 @@ func (f *fixture) check(es *edge.Scene, b *batch, q *queryResult, bruteRows, sam
 	if err != nil {
 		return err
 	}
+	q.Compared = comparedFields(ray)
 	for i := range f.n {
-		if got.GlobalEdgeID[i] < 0 {
+		if unwritten(got, i, 0, ray) {
+			q.UnwrittenBVH++
+		} else if got.GlobalEdgeID[i] < 0 {
 			q.Misses++
 		}
 	}
@@ -280,6 +314,9 @@ func (f *fixture) check(es *edge.Scene, b *batch, q *queryResult, bruteRows, sam
 	}
 	q.BruteChecked = bruteRows
 	for i := range bruteRows {
+		if unwritten(brute, i, 1, ray) {
+			q.UnwrittenBrute++
+		}
 		if !sameRow(got, i, brute, i) {
 			if q.BruteMismatches == 0 {
 				fmt.Printf("  %s row %d: BVH gid %d d %v, brute gid %d d %v\n", b.name, i,

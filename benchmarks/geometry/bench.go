@@ -40,7 +40,9 @@ type timing = benchhead.Timing
 var summarize = benchhead.Summarize
 
 type queryResult struct {
-	Name        string  `json:"name"`
+	Name string `json:"name"`
+	// Launch is the launch configuration timed and checked.
+	Launch      string  `json:"launch"`
 	RowBytes    int     `json:"row_bytes"` // bytes read + written per row
 	Ms          timing  `json:"ms"`
 	RaysPerSec  float64 `json:"rays_per_s"`
@@ -49,6 +51,8 @@ type queryResult struct {
 	Checked     int     `json:"checked_rows"`
 	Mismatches  int     `json:"mismatched_rows"`
 	BitwiseSame bool    `json:"bitwise_equal_to_reference"`
+	// Compared lists the record fields the check compares.
+	Compared []string `json:"compared_fields"`
 }
 
 func configs(only string, rays int) []workload.Config {
@@ -158,7 +162,8 @@ func (f *fixture) close() {
 	_ = f.s.Close()
 }
 
-// variant is one timed operation of a round.
+// variant is one timed operation of a round. run is the exact launch that
+// is timed; the check reruns it.
 type variant struct {
 	name     string
 	rowBytes int
@@ -249,11 +254,11 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 				lr.BuildMs = summarize(v.times)
 				continue
 			}
-			q := queryResult{Name: v.name, RowBytes: v.rowBytes, Ms: summarize(v.times)}
+			q := queryResult{Name: v.name, Launch: be.launch(), RowBytes: v.rowBytes, Ms: summarize(v.times)}
 			q.RaysPerSec = float64(n) / (q.Ms.Median / 1e3)
 			q.NsPerRay = q.Ms.Median * 1e6 / float64(n)
 			q.GBPerSec = float64(v.rowBytes) * float64(n) / (q.Ms.Median / 1e3) / 1e9
-			if err := f.check(b, oracle, &q, sample, be.name == "optix"); err != nil {
+			if err := f.check(v, oracle, &q, sample, be.name == "optix"); err != nil {
 				return nil, fmt.Errorf("check %s %s: %w", v.name, be.label(), err)
 			}
 			lr.Queries = append(lr.Queries, q)
@@ -281,6 +286,14 @@ type backendSpec struct {
 	name  string
 	width int
 	build func() (tracer, error)
+}
+
+// launch describes the launch configuration the queries of b use.
+func (b backendSpec) launch() string {
+	if b.name == "optix" {
+		return "OptiX pipeline launch (the persistent-launch counter does not apply)"
+	}
+	return fmt.Sprintf("persistent launch (Rays.Counter / Segments.Counter set), %d-wide nodes", b.width)
 }
 
 func (b backendSpec) label() string {

@@ -16,12 +16,14 @@ const poison = 0x7fc00bad
 
 func nowMs() float64 { return float64(time.Now().UnixNano()) / 1e6 }
 
-// check reruns query q on poisoned outputs, verifies every row was written,
-// and compares a random sample of rows with the CPU reference: bit for bit,
-// or, when tolerant (OptiX, whose triangle test is not watertight), under
-// the tie rule: the same t to 1e-5 relative, or a reference hit within 1e-4
-// (barycentric) of a triangle's boundary.
-func (f *fixture) check(b tracer, oracle *ref.Scene, q *queryResult, sample int, tolerant bool) error {
+// check reruns variant v's launch, exactly as timed (v.run: the same
+// launcher, layout, flags, outputs and persistent-launch counter), on
+// poisoned outputs, verifies every row was written, and compares a random
+// sample of rows with the CPU reference: bit for bit, or, when tolerant
+// (OptiX, whose triangle test is not watertight), under the tie rule: the
+// same t to 1e-5 relative, or a reference hit within 1e-4 (barycentric) of
+// a triangle's boundary.
+func (f *fixture) check(v *variant, oracle *ref.Scene, q *queryResult, sample int, tolerant bool) error {
 	n := f.rays.N
 	rows := sampleRows(n, sample)
 	so, sd, se := make([]float32, 0, 3*len(rows)), make([]float32, 0, 3*len(rows)), make([]float32, 0, 3*len(rows))
@@ -40,10 +42,14 @@ func (f *fixture) check(b tracer, oracle *ref.Scene, q *queryResult, sample int,
 		if strings.Contains(q.Name, "flags=0") {
 			flags, out = geom.FlagsNone, f.tOnly
 		}
+		q.Compared = []string{"t"}
+		if flags != geom.FlagsNone {
+			q.Compared = []string{"t", "p", "n", "geo_n", "uv", "bary", "shape_id", "prim_id", "local_prim_id", "global_prim_id"}
+		}
 		if err := poisonHits(f.s, out); err != nil {
 			return err
 		}
-		if err := b.Intersect(f.s, f.rays, flags, out); err != nil {
+		if err := v.run(); err != nil {
 			return err
 		}
 		got, err := downloadHits(f.s, out, n, flags)
@@ -69,10 +75,13 @@ func (f *fixture) check(b tracer, oracle *ref.Scene, q *queryResult, sample int,
 		if strings.Contains(q.Name, "(4)") {
 			bounces, out = 4, f.refl[1]
 		}
-		_ = out.T.Memset32(f.s, poison)
-		_ = out.Prim.Memset32(f.s, poison)
-		_ = out.Valid.Memset8(f.s, 0xee)
-		if err := b.TraceReflections(f.s, f.rays, bounces, out); err != nil {
+		q.Compared = []string{"valid", "t", "prim"}
+		for _, e := range []error{out.T.Memset32(f.s, poison), out.Prim.Memset32(f.s, poison), out.Valid.Memset8(f.s, 0xee)} {
+			if e != nil {
+				return e
+			}
+		}
+		if err := v.run(); err != nil {
 			return err
 		}
 		valid := make([]uint8, n*bounces)
@@ -103,9 +112,11 @@ func (f *fixture) check(b tracer, oracle *ref.Scene, q *queryResult, sample int,
 			}
 		}
 	case q.Name == "visible":
-		_ = f.vis.Memset8(f.s, 0xee)
-		seg := accel.Segments{Start: f.rays.O, End: f.ends, N: n}
-		if err := b.Visible(f.s, seg, f.vis); err != nil {
+		q.Compared = []string{"visible"}
+		if err := f.vis.Memset8(f.s, 0xee); err != nil {
+			return err
+		}
+		if err := v.run(); err != nil {
 			return err
 		}
 		got := make([]uint8, n)

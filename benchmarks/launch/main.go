@@ -5,7 +5,8 @@
 // binding), interleaved round by round, reported as median/p10/p90 in
 // microseconds. With -native it also runs the C driver-API baseline
 // (native/launch_native.c) on the same device and PTX and records its figures
-// in the same JSON.
+// in the same JSON, under the evidence head (build stamp, devices, driver,
+// PTX digests).
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/internal/evidence"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ptx"
 )
@@ -46,10 +48,8 @@ type variant struct {
 }
 
 type report struct {
-	Date    string                     `json:"date"`
-	Device  string                     `json:"device"`
-	Driver  int                        `json:"driver_version"`
-	PTX     string                     `json:"ptx_sha256"`
+	evidence.Header
+	Device  string                     `json:"device"` // the measured device's name
 	Results map[string]map[string]stat `json:"results"`
 	Native  json.RawMessage            `json:"native,omitempty"`
 	Ratios  map[string]float64         `json:"median_ratio_to_native,omitempty"`
@@ -153,11 +153,11 @@ func run(ordinal, rounds, per int, native, ptxPath, out string) error {
 		}
 		trivial = append(trivial, float64(time.Since(t0).Nanoseconds())/1e6)
 	}
-	info, _ := launch.DeviceInfo(ordinal)
-	ver, _ := driver.DriverVersion()
-	mod, _ := ptx.Load("basic")
-	rep := report{Date: time.Now().UTC().Format(time.RFC3339), Device: info.Name, Driver: ver,
-		PTX: mod.Record.SHA256, Results: map[string]map[string]stat{}}
+	h, err := evidence.New([]int{ordinal})
+	if err != nil {
+		return err
+	}
+	rep := report{Header: h, Device: h.Devices[0], Results: map[string]map[string]stat{}}
 	for _, v := range vs {
 		rep.Results[v.name] = map[string]stat{"submit": summarize(v.sub), "round_trip": summarize(v.rt)}
 	}

@@ -31,19 +31,17 @@ import (
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/internal/benchhead"
-	"github.com/rayd-go/rayd/internal/buildinfo"
 )
 
 type report struct {
 	benchhead.Header
-	Build      buildinfo.Stamp `json:"build"`
-	Mode       string          `json:"mode"`
-	Rows       int             `json:"rows"`
-	CPURows    int             `json:"cpu_rows"`
-	Operations []opRow         `json:"operations"`
-	Offload    []offloadRow    `json:"offload"`
-	Timing     *timingRow      `json:"half_ray_timing,omitempty"`
-	Failures   []string        `json:"failures"`
+	Mode       string       `json:"mode"`
+	Rows       int          `json:"rows"`
+	CPURows    int          `json:"cpu_rows"`
+	Operations []opRow      `json:"operations"`
+	Offload    []offloadRow `json:"offload"`
+	Timing     *timingRow   `json:"half_ray_timing,omitempty"`
+	Failures   []string     `json:"failures"`
 }
 
 type opRow struct {
@@ -99,12 +97,11 @@ func main() {
 
 func run(out string, rows, cpuRows, halfRays, rounds, ordinal int) error {
 	ctx := context.Background()
-	stamp := buildinfo.Get()
-	h, err := benchhead.New(stamp.String(), ordinal)
+	h, err := benchhead.New(ordinal)
 	if err != nil {
 		return fmt.Errorf("no CUDA device: %w", err)
 	}
-	rep := &report{Header: h, Build: stamp, Mode: "same-device replicas [d, d] vs single device", Rows: rows, CPURows: cpuRows,
+	rep := &report{Header: h, Mode: "same-device replicas [d, d] vs single device", Rows: rows, CPURows: cpuRows,
 		Failures: []string{}}
 	build := cudaScenes(ordinal)
 	if err := compareAll(ctx, rep, sceneMeshes(191), rows, cpuRows, build, true); err != nil {

@@ -241,13 +241,15 @@ func (b *bench) fixture(counts []int) error {
 			Ms: t, Counters: counters(got)}
 		c.Check.CountersEqual = got.DirectCount == int32(n) && got.EdgeUses == int32(n) && got.VisRejects == 0 && got.UtdRejects == 0
 		c.Check.Note = "every lane commits (the fixture's law)"
+		c.Check.Launch = "the timed launch's output"
 		if n <= b.checkMax {
 			opt.LaneCount = -1
 			want, err := rf.AccumDfrDirect(sc.cpu, st, g, nil, nil, opt)
 			if err != nil {
 				return err
 			}
-			c.Check = check{Lanes: n, CountersEqual: sameCounters(want, got), GridRelL2: relL2([][]float64{want.Power, want.FieldXRe}, [][]float64{got.Power, got.FieldXRe})}
+			c.Check = check{Launch: "the timed launch's output", Lanes: n, CountersEqual: sameCounters(want, got),
+				GridRelL2: relL2([][]float64{want.Power, want.FieldXRe}, [][]float64{got.Power, got.FieldXRe}), Note: "counters; power and field_x_re grids"}
 		}
 		b.record(c, sc.bvh)
 	}

@@ -75,7 +75,8 @@ func (b *bench) directUrban(sc *scene, st *rf.DfrStates, mat *rf.DfrMaterial, g 
 	res := accel.DecodeDfrAccum(down(a, out.Grids, 7*cells), down(a, out.Counters, 7), g.Res0, g.Res1)
 	c := caseResult{Name: "direct_urban_mixed", Op: "accum_dfr_direct", Scene: "urban: 256 roof-edge states, D = K = X = 2^21, 128x128 cells",
 		Lanes: opt.LaneCount, Cells: cells, Ms: t, Counters: counters(res)}
-	c.Check.CountersEqual, c.Check.Note = true, "three 8,192-lane windows (direct, Keller, suffix lanes)"
+	c.Check.CountersEqual, c.Check.Note = true, "three 8,192-lane windows (direct, Keller, suffix lanes); counters; power and field_x_re grids"
+	c.Check.Launch = "the timed kernel, scene, grid, material and options rerun over lane windows (LaneOffset/LaneCount)"
 	for _, w := range [][2]int{{0, 8192}, {1 << 21, 8192}, {2 << 21, 8192}} {
 		o := opt
 		o.LaneOffset, o.LaneCount = w[0], w[1]
@@ -131,7 +132,7 @@ func (b *bench) coherent(sc *scene, st *rf.DfrStates, mat *rf.DfrMaterial, g rf.
 	if err != nil {
 		return err
 	}
-	c.Check = check{Lanes: o.LaneCount, GridRelL2: relL2([][]float64{want.DirectFieldXRe, want.DirectFieldXIm}, [][]float64{got.DirectFieldXRe, got.DirectFieldXIm}),
+	c.Check = check{Launch: "the timed kernel, scene, grid, material and options rerun over the first lanes (LaneCount)", Lanes: o.LaneCount, GridRelL2: relL2([][]float64{want.DirectFieldXRe, want.DirectFieldXIm}, [][]float64{got.DirectFieldXRe, got.DirectFieldXIm}),
 		CountersEqual: fmt.Sprint(want.DirectCount, want.VisibilityRejectCount, want.UtdRejectCount) == fmt.Sprint(got.DirectCount, got.VisibilityRejectCount, got.UtdRejectCount),
 		Note:          "first 65,536 lanes; complex fields (magnitude and phase)"}
 	b.record(c, sc.bvh)
@@ -175,8 +176,8 @@ func (b *bench) reflections(sc *scene, name string, o, d []float32, bounces int,
 	grids := func(r *rf.ReflResult) [][]float64 {
 		return [][]float64{r.Power, r.FieldXRe, r.FieldXIm, r.FieldYRe, r.FieldYIm, r.FieldZRe, r.FieldZIm}
 	}
-	c.Check = check{Lanes: checkRays, CountersEqual: want.ReflectionCount == got.ReflectionCount,
-		GridRelL2: relL2(grids(want), grids(got)), Note: fmt.Sprintf("first %d rays", checkRays)}
+	c.Check = check{Launch: "the timed kernel, scene, grid, material and options rerun over the first rays", Lanes: checkRays, CountersEqual: want.ReflectionCount == got.ReflectionCount,
+		GridRelL2: relL2(grids(want), grids(got)), Note: fmt.Sprintf("first %d rays; reflection count; power and the six field grids", checkRays)}
 	b.record(c, sc.bvh)
 	return nil
 }
@@ -230,7 +231,7 @@ func (b *bench) paths(sc *scene, st *rf.DfrStates, mat *rf.DfrMaterial) (err err
 	fields := func(p *rf.DfrPaths) [][]float64 {
 		return [][]float64{p.FieldXRe, p.FieldXIm, p.FieldYRe, p.FieldYIm, p.FieldZRe, p.FieldZIm}
 	}
-	c.Check = check{Lanes: want.Capacity, CountersEqual: same, GridRelL2: relL2(fields(want), fields(got)),
+	c.Check = check{Launch: "the timed kernel, scene, states and layout rerun for 1 transmitter and 64 receivers", Lanes: want.Capacity, CountersEqual: same, GridRelL2: relL2(fields(want), fields(got)),
 		Note: "1 tx x 64 rx x 256 states: valid rows identical, fields by relative L2"}
 	b.record(c, sc.bvh)
 	return nil

@@ -1,43 +1,35 @@
 // Package benchhead holds what the single-device GPU benchmark commands
 // (benchmarks/geometry, benchmarks/rf, benchmarks/edges) share: the header
-// of their JSON reports (commit, date, device, driver, the SHA-256 of every
-// embedded PTX module) and the median/minimum summary of timed rounds.
+// of their JSON reports (the evidence head: build stamp, date, driver,
+// devices, the SHA-256 of every embedded PTX module; plus the device's
+// description) and the median/minimum summary of timed rounds.
 package benchhead
 
 import (
 	"sort"
-	"time"
 
-	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/internal/evidence"
 	"github.com/rayd-go/rayd/launch"
-	"github.com/rayd-go/rayd/ptx"
 )
 
 // Header is the common head of a benchmark report; embedded in a report
 // struct, its fields appear at the top level of the JSON.
 type Header struct {
-	Commit string            `json:"commit"`
-	Date   string            `json:"date"`
-	Device launch.Info       `json:"device"`
-	Driver int               `json:"driver_version"`
-	PTX    map[string]string `json:"ptx_sha256"`
+	evidence.Header
+	Device launch.Info `json:"device"`
 }
 
-// New describes device ordinal now, for a binary built at commit.
-func New(commit string, ordinal int) (Header, error) {
+// New describes device ordinal now, for this binary's build.
+func New(ordinal int) (Header, error) {
 	info, err := launch.DeviceInfo(ordinal)
 	if err != nil {
 		return Header{}, err
 	}
-	ver, _ := driver.DriverVersion()
-	h := Header{Commit: commit, Date: time.Now().UTC().Format(time.RFC3339), Device: info, Driver: ver,
-		PTX: map[string]string{}}
-	if m, err := ptx.EmbeddedManifest(); err == nil {
-		for _, mod := range m.Modules {
-			h.PTX[mod.Name] = mod.SHA256
-		}
+	h, err := evidence.New([]int{ordinal})
+	if err != nil {
+		return Header{}, err
 	}
-	return h, nil
+	return Header{Header: h, Device: info}, nil
 }
 
 // Timing is the summary of timed rounds in milliseconds.

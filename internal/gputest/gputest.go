@@ -1,9 +1,20 @@
 // Package gputest holds the helpers GPU-tier tests use to decide whether
-// they can run: a test that needs the CUDA driver or N devices calls
-// MustHaveDevices, which skips it with a printed reason when (and only when)
-// the driver or the devices are absent. Setting RAYD_REQUIRE_GPU=1 turns
-// those skips into failures, which is how `make gpu-accept` guarantees that
-// nothing skips on a GPU machine.
+// they can run. A test that needs the CUDA driver and n devices calls
+// MustHaveDevices, which
+//
+//   - with the driver and at least n devices, marks the test as GPU work
+//     and returns the ordinals;
+//   - with the driver and at least one device but fewer than n, defers the
+//     test: it skips with the reason "deferred: needs n devices, m visible"
+//     and a machine-readable marker, on every machine, because the test
+//     belongs to a larger one (gpuaccept counts it as deferred, neither a
+//     pass nor a failure);
+//   - without a driver or without any device, skips with a printed reason,
+//     or, when RAYD_REQUIRE_GPU=1, fails: that is how `make gpu-accept`
+//     guarantees that nothing skips on a GPU machine.
+//
+// Every outcome leaves a package gpumark marker (with the binary's build
+// stamp) in the test's -test.v output.
 package gputest
 
 import (
@@ -12,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/rayd-go/rayd/driver"
+	"github.com/rayd-go/rayd/internal/gpumark"
 )
 
 // RequireEnv is the environment variable that forbids GPU skips.
@@ -26,25 +38,38 @@ func Available() (int, error) {
 	return n, nil
 }
 
-// MustHaveDevices skips t unless the driver loads and at least n devices are
-// visible; it returns the ordinals 0..count-1. With RAYD_REQUIRE_GPU=1 a
-// missing driver or device fails the test instead.
+// MustHaveDevices gates t on n devices (see the package comment) and
+// returns the ordinals 0..count-1 of every visible device.
 func MustHaveDevices(t testing.TB, n int) []int {
 	t.Helper()
 	count, err := Available()
+	return gate(t, n, count, err, os.Getenv(RequireEnv) == "1")
+}
+
+// gate is MustHaveDevices for a given device count or driver error.
+func gate(t testing.TB, n, count int, err error, require bool) []int {
+	t.Helper()
+	n = max(n, 1)
 	reason := ""
 	switch {
 	case err != nil:
 		reason = fmt.Sprintf("no CUDA driver: %v", err)
+	case count == 0:
+		reason = "no CUDA device visible"
 	case count < n:
-		reason = fmt.Sprintf("needs %d CUDA device(s), %d visible", n, count)
+		gpumark.Mark(t, n, count, gpumark.Deferred)
+		t.Skip(gpumark.DeferReason(n, count))
+		return nil
 	}
 	if reason != "" {
-		if os.Getenv(RequireEnv) == "1" {
+		gpumark.Mark(t, n, 0, gpumark.Unavailable)
+		if require {
 			t.Fatalf("%s (and %s=1 forbids skipping)", reason, RequireEnv)
 		}
 		t.Skip(reason)
+		return nil
 	}
+	gpumark.Mark(t, n, count, gpumark.Ran)
 	ords := make([]int, count)
 	for i := range ords {
 		ords[i] = i

@@ -69,8 +69,9 @@ func (p Program) JobEnv(t *testing.T) []string {
 	return append(append(p.LauncherFree(), extra...), "RAYD_EXAMPLE_OPTIX_CACHE_ROOT="+t.TempDir(), "NCCL_NVLS_ENABLE=0")
 }
 
-// NeedTwoGPUs skips (or, under RAYD_REQUIRE_GPU=1, fails) without two GPUs,
-// and fails when two GPUs are present without libnccl.
+// NeedTwoGPUs gates a test on two GPUs (internal/gputest.MustHaveDevices:
+// deferred on a one-GPU machine; skipped without a driver, or failed under
+// RAYD_REQUIRE_GPU=1), and fails when two GPUs are present without libnccl.
 func NeedTwoGPUs(t *testing.T) {
 	t.Helper()
 	gputest.MustHaveDevices(t, 2)

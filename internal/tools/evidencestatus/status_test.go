@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testRepo is a throw-away git repository with the real PTX manifest.
+type testRepo struct {
+	t    *testing.T
+	dir  string
+	head headPTX
+}
+
+func newTestRepo(t *testing.T) *testRepo {
+	t.Helper()
+	r := &testRepo{t: t, dir: t.TempDir()}
+	manifest, err := os.ReadFile("../../../ptx/manifest.json")
+	require.NoError(t, err)
+	r.head, err = parseHeadPTX(manifest)
+	require.NoError(t, err)
+	r.git("init", "-q", "-b", "main")
+	r.write("ptx/manifest.json", string(manifest))
+	r.write("README.md", "# test\n")
+	r.write("accel/a.go", "package accel\n")
+	r.commit("first")
+	return r
+}
+
+func (r *testRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", r.dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+		"-c", "commit.gpgsign=false"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(r.t, err, "%s", out)
+	return strings.TrimSpace(string(out))
+}
+
+func (r *testRepo) write(rel, content string) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, rel)
+	require.NoError(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(r.t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+func (r *testRepo) commit(msg string) string {
+	r.t.Helper()
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", msg)
+	return r.git("rev-parse", "HEAD")
+}
+
+// evidence writes an evidence file with a full head at commit c.
+func (r *testRepo) evidence(rel, c string, dirty bool) {
+	r.t.Helper()
+	b, err := json.Marshal(map[string]any{"commit": c, "dirty": dirty, "ptx_sha256": r.head.modules,
+		"ptx_manifest_sha256": r.head.manifest, "devices": []string{"NVIDIA H200"}})
+	require.NoError(r.t, err)
+	r.write(rel, string(b))
+}
+
+func (r *testRepo) status(strict bool, dirs ...string) (string, int) {
+	var out bytes.Buffer
+	if len(dirs) == 0 {
+		dirs = []string{"tests/evidence"}
+	}
+	rc := run(&out, r.dir, "README.md", dirs, strict)
+	return out.String(), rc
+}
+
+// TestEvidenceIsCurrentUntilGPUCodeChanges: an evidence file committed
+// after the run it records is current; a commit to GPU code makes it
+// stale; commits elsewhere (docs, commands, root tests) do not.
+func TestEvidenceIsCurrentUntilGPUCodeChanges(t *testing.T) {
+	r := newTestRepo(t)
+	ran := r.git("rev-parse", "HEAD")
+	r.evidence("tests/evidence/run.json", ran, false)
+	r.write("README.md", "Figures (`tests/evidence/run.json`, commit `"+ran[:7]+"`).\n")
+	r.write("cmd/rayd/main.go", "package main\n")
+	r.write("x_test.go", "package rayd\n")
+	r.commit("evidence, docs, a command and a root test")
+	out, rc := r.status(true)
+	assert.Zero(t, rc, out)
+	assert.Contains(t, out, "current  tests/evidence/run.json")
+	assert.Contains(t, out, "no GPU-code commits since")
+	assert.Contains(t, out, "all 11 module digests equal HEAD's")
+	assert.Contains(t, out, "README cites tests/evidence/run.json at "+ran[:7]+": matches the file")
+
+	for _, p := range []string{"scene.go", "internal/engine/e.go", "accel/a.go"} {
+		r.write(p, "package x // "+p+"\n")
+		r.commit("change " + p)
+	}
+	out, rc = r.status(true)
+	assert.Equal(t, 1, rc, out)
+	assert.Contains(t, out, "STALE    tests/evidence/run.json")
+	assert.Contains(t, out, "3 GPU-code commit(s) since")
+	out, rc = r.status(false)
+	assert.Zero(t, rc, "stale evidence is reported, not failed, without -strict\n%s", out)
+}
+
+func TestDirtyAndOldAndUnreadableEvidence(t *testing.T) {
+	r := newTestRepo(t)
+	ran := r.git("rev-parse", "HEAD")
+	r.evidence("tests/evidence/dirty.json", ran, true)
+	r.write("tests/evidence/old.json", `{"commit": "`+ran+`", "devices": ["NVIDIA H200"]}`)
+	r.write("tests/evidence/notes.txt", "measured at commit "+ran[:7]+"\n")
+	r.write("tests/evidence/launch.json", `{"ptx_sha256": "`+r.head.modules["basic"]+`"}`)
+	r.commit("evidence")
+	out, rc := r.status(false)
+	assert.Zero(t, rc, out)
+	assert.Contains(t, out, "(built from a dirty tree)")
+	assert.Contains(t, out, "lacks: dirty flag (written before the evidence head existed)")
+	assert.Contains(t, out, "PTX: no digests recorded")
+	assert.Contains(t, out, "text: no PTX digests recorded")
+	assert.Contains(t, out, "records only basic's digest, equal to HEAD's")
+	assert.Contains(t, out, "lacks: commit, dirty flag")
+	assert.Contains(t, out, "4 files: 0 current, 4 stale")
+	assert.Contains(t, out, "commit "+ran[:7]+": no GPU-code commits since")
+
+	r.write("tests/evidence/broken.json", "{")
+	out, rc = r.status(false)
+	assert.Equal(t, 1, rc)
+	assert.Contains(t, out, "ERROR: tests/evidence/broken.json: not a JSON object")
+}
+
+func TestPTXDigestsThatDifferAreNamed(t *testing.T) {
+	r := newTestRepo(t)
+	ran := r.git("rev-parse", "HEAD")
+	mods := map[string]string{}
+	for k, v := range r.head.modules {
+		mods[k] = v
+	}
+	mods["trace"] = strings.Repeat("0", 64)
+	delete(mods, "edge")
+	mods["retired"] = strings.Repeat("1", 64)
+	b, err := json.Marshal(map[string]any{"commit": ran, "dirty": false, "ptx_sha256": mods})
+	require.NoError(t, err)
+	r.write("tests/evidence/x.json", string(b))
+	r.commit("evidence")
+	out, _ := r.status(false)
+	assert.Contains(t, out, "PTX: 1 of 11 modules differ from HEAD's (trace); not recorded: edge; no longer at HEAD: retired")
+	assert.Contains(t, out, "STALE")
+}
+
+// TestAShallowCloneSaysHistoryUnavailable rather than failing.
+func TestAShallowCloneSaysHistoryUnavailable(t *testing.T) {
+	r := newTestRepo(t)
+	ran := r.git("rev-parse", "HEAD")
+	r.write("accel/a.go", "package accel // changed\n")
+	r.commit("gpu change")
+	r.evidence("tests/evidence/run.json", ran, false)
+	r.commit("evidence")
+	clone := filepath.Join(t.TempDir(), "clone")
+	cmd := exec.Command("git", "clone", "-q", "--depth", "1", "file://"+r.dir, clone)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var buf bytes.Buffer
+	rc := run(&buf, clone, "", []string{"tests/evidence"}, false)
+	assert.Zero(t, rc, buf.String())
+	assert.Contains(t, buf.String(), "(shallow clone)")
+	assert.Contains(t, buf.String(), "history unavailable (shallow clone)")
+}
+
+func TestWithoutARepositoryTheHistoryIsUnavailable(t *testing.T) {
+	dir := t.TempDir()
+	manifest, err := os.ReadFile("../../../ptx/manifest.json")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "ptx"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "ev"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ptx", "manifest.json"), manifest, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ev", "a.json"), []byte(`{"commit": "abc1234", "dirty": false}`), 0o644))
+	var buf bytes.Buffer
+	rc := run(&buf, dir, "", []string{"ev"}, false)
+	assert.Zero(t, rc, buf.String())
+	assert.Contains(t, buf.String(), "evidence status: history unavailable")
+	assert.Contains(t, buf.String(), "commit abc1234: history unavailable (no git repository)")
+}
+
+func TestREADMENotesMustNameFilesThatExist(t *testing.T) {
+	r := newTestRepo(t)
+	ran := r.git("rev-parse", "HEAD")
+	r.evidence("tests/evidence/runs/a.json", ran, false)
+	r.evidence("tests/evidence/runs/b.json", ran, false)
+	r.write("README.md", "A (`tests/evidence/runs/`,\ncommit `"+ran[:9]+"`). B (`tests/evidence/runs/a.json`, commit `0123abc`).\n")
+	r.commit("evidence")
+	out, rc := r.status(false)
+	assert.Zero(t, rc, out)
+	assert.Contains(t, out, "README cites tests/evidence/runs/ at "+ran[:9]+": matches the file")
+	assert.Contains(t, out, "README cites tests/evidence/runs/a.json at 0123abc: the file records "+ran[:12])
+	_, rc = r.status(true)
+	assert.Equal(t, 1, rc, "a disagreeing note fails under -strict")
+
+	r.write("README.md", "Gone (`tests/evidence/none.json`, commit `0123abc`).\n")
+	r.commit("docs")
+	out, rc = r.status(false)
+	assert.Equal(t, 1, rc)
+	assert.Contains(t, out, "NO SUCH EVIDENCE FILE")
+}
+
+func TestGroupsJoinNeighboursWithTheSameStatus(t *testing.T) {
+	ss := []status{{path: "d/a.json", lines: []string{"x"}}, {path: "d/b.json", lines: []string{"x"}},
+		{path: "d/c.json", lines: []string{"y"}}, {path: "e/d.json", lines: []string{"y"}}}
+	g := groups(ss)
+	require.Len(t, g, 3)
+	assert.Len(t, g[0], 2)
+}
