@@ -161,6 +161,9 @@ func (s *Scene) AllocHits(n int, flags Flags) (*DeviceHits, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := geom.CheckAlloc("intersect record", deviceFree(dev), n, flags.RowBytes()); err != nil {
+		return nil, err
+	}
 	a := allocator{dev: dev}
 	h := &DeviceHits{Flags: flags, N: n, T: allocF32(&a, n)}
 	if flags.Has(FlagGeometric) {
@@ -183,11 +186,11 @@ func (s *Scene) AllocHits(n int, flags Flags) (*DeviceHits, error) {
 // AllocReflections allocates a device record for n rows and maxBounces
 // slots; images selects the image-source field (12 more bytes per slot).
 func (s *Scene) AllocReflections(n, maxBounces int, images bool) (*DeviceReflections, error) {
-	if n < 0 || maxBounces < 1 {
-		return nil, &geom.ArgumentError{Field: "AllocReflections", Reason: fmt.Sprintf("n %d, maxBounces %d", n, maxBounces)}
-	}
 	dev, err := s.fastDevice()
 	if err != nil {
+		return nil, err
+	}
+	if err := geom.CheckReflections(n, maxBounces, images, deviceFree(dev)); err != nil {
 		return nil, err
 	}
 	a := allocator{dev: dev}
@@ -213,6 +216,17 @@ func (s *Scene) AllocVisible(n int) (*Buffer[uint8], error) {
 		return nil, err
 	}
 	return launch.Alloc[uint8](dev, n)
+}
+
+// deviceFree is the free memory of dev (the limit of a device allocation
+// sized by caller input); when it cannot be read, the allocation itself
+// will say.
+func deviceFree(dev *launch.Device) int64 {
+	free, _, err := dev.MemInfo()
+	if err != nil || free > 1<<62 {
+		return 1 << 62
+	}
+	return int64(free)
 }
 
 // fastDevice is the device of the fast paths' buffers, read under the lock.

@@ -171,10 +171,11 @@ func (s *Scene) NearestEdgeRay(ctx context.Context, r Rays) (*NearestRayEdge, er
 // §5.3), 1 ≤ k ≤ MaxEdgesK (a *geom.ArgumentError otherwise), ordered by
 // ascending (distance², global edge id). active is nil or one flag per row.
 func (s *Scene) NearestEdges(ctx context.Context, points []float32, k int, active []bool) (*NearestEdgesTopK, error) {
-	if err := edge.CheckK(k); err != nil {
+	n, err := edge.CheckPointBatch(points, active)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := edge.CheckPointBatch(points, active); err != nil {
+	if err := edge.CheckTopK(n, k, geom.HostMemoryLimit()); err != nil {
 		return nil, err
 	}
 	ed, err := s.edgeEnter(ctx)

@@ -37,3 +37,15 @@ var (
 
 // UnsupportedError is the refusal of an operation by a scene's engine.
 type UnsupportedError = engine.UnsupportedError
+
+// ErrTooLarge matches a request whose result (or working memory) cannot fit
+// in the memory it needs, refused before anything is allocated; the
+// *AllocationError names what and how many bytes were asked for.
+var ErrTooLarge = geom.ErrTooLarge
+
+// AllocationError is a refused allocation sized by caller input.
+type AllocationError = geom.AllocationError
+
+// MaxBounces is the largest maxBounces of TraceReflections,
+// AllocReflections and AccumulateReflections.
+const MaxBounces = geom.MaxBounces

@@ -46,12 +46,13 @@ var ErrMultiDeviceUnavailable = errors.New("rayd: multi-device layer unavailable
 var ErrPoisoned = shard.ErrPoisoned
 
 // multiError classifies the failures of building a replicated scene: a
-// machine that cannot serve the device list matches
-// ErrMultiDeviceUnavailable (and the cause).
+// machine that cannot serve the device list (no driver, no device, a failed
+// topology query) matches ErrMultiDeviceUnavailable and
+// ErrBackendUnavailable, and the cause.
 func multiError(err error) error {
 	for _, cause := range []error{shard.ErrNoDevices, shard.ErrTopologyQuery} {
 		if errors.Is(err, cause) {
-			return fmt.Errorf("%w: %w", ErrMultiDeviceUnavailable, err)
+			return fmt.Errorf("%w: %w: %w", ErrMultiDeviceUnavailable, ErrBackendUnavailable, err)
 		}
 	}
 	return err

@@ -2,8 +2,6 @@ package rayd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/rayd-go/rayd/rf"
 	"github.com/rayd-go/rayd/shard"
@@ -92,90 +90,32 @@ func (s *Scene) TraceDfrPaths(ctx context.Context, tx, rx []float32, st *rf.DfrS
 	return s.eng.TraceDfrPaths(ctx, tx, rx, st, m, active, opt)
 }
 
-// rfFaces is an rf.Scene of n faces that is never traced: package rf's
-// operations called with it and an empty workload only validate.
-type rfFaces int
-
-func (n rfFaces) NumFaces() int                                         { return int(n) }
-func (rfFaces) Triangle(int) (p0, p1, p2 [3]float32)                    { return }
-func (rfFaces) AnyHit(_, _ [3]float32, _, _ float32) bool               { return false }
-func (rfFaces) ClosestHit(_, _ [3]float32, _, _ float32) (rf.Hit, bool) { return rf.Hit{}, false }
-
-// resolveWindow is rf.ResolveWindow with the error naming op.
-func resolveWindow(op string, offset, count, total int) (int, error) {
-	n, err := rf.ResolveWindow(offset, count, total)
-	var ve *rf.ValidationError
-	if errors.As(err, &ve) {
-		ve.Op = op
-	}
-	return n, err
-}
-
-// validateDirect runs rf's validation of accum_dfr_direct without a lane and
+// validateDirect runs rf's validation of accum_dfr_direct (after the
+// contract's check that states and grid are present, spec §13 row 69) and
 // returns the window's lane count.
 func validateDirect(faces int, st *rf.DfrStates, g rf.DfrGrid, m *rf.DfrMaterial, active []bool, opt rf.AccumOptions) (int, error) {
 	if err := shard.RequireDfrInputs(shard.OpAccumDfrDirect, st, g); err != nil {
 		return 0, err
 	}
-	o := opt
-	o.LaneOffset, o.LaneCount, o.Seed = 0, 0, 0
-	if _, err := rf.AccumDfrDirect(rfFaces(faces), st, g, m, active, o); err != nil {
-		return 0, err
-	}
-	n, err := resolveWindow("accum_dfr_direct", opt.LaneOffset, opt.LaneCount, opt.DirectSamples+opt.KellerSamples+opt.SuffixSamples)
-	if err != nil {
-		return 0, err
-	}
-	o.Seed = opt.Seed
-	_, err = rf.AccumDfrDirect(rfFaces(faces), st, g, m, active, o)
-	return n, err
+	return rf.ValidateAccumDfrDirect(faces, st, g, m, active, opt)
 }
 
-// validateCoherent runs rf's validation of accum_dfr_coherent_direct
-// without a lane and returns the window's lane count.
+// validateCoherent runs rf's validation of accum_dfr_coherent_direct and
+// returns the window's lane count.
 func validateCoherent(faces int, st *rf.DfrStates, g rf.DfrGrid, m *rf.DfrMaterial, active []bool, opt rf.CoherentOptions) (int, error) {
 	if err := shard.RequireDfrInputs(shard.OpAccumDfrCoherentDirect, st, g); err != nil {
 		return 0, err
 	}
-	o := opt
-	o.LaneOffset, o.LaneCount = 0, 0
-	if _, err := rf.AccumDfrCoherentDirect(rfFaces(faces), st, g, m, active, o); err != nil {
-		return 0, err
-	}
-	return resolveWindow("accum_dfr_coherent_direct", opt.LaneOffset, opt.LaneCount, st.StateCount()*g.Res0*g.Res1)
+	return rf.ValidateAccumDfrCoherentDirect(faces, st, g, m, active, opt)
 }
 
-// validateReflections runs rf's validation of accumulate_reflections with
-// every row inactive.
+// validateReflections runs rf's validation of accumulate_reflections.
 func validateReflections(faces int, rays rf.ReflRays, g rf.AccumGrid, m *rf.ReflMaterial, maxBounces int, opt rf.ReflOptions) error {
-	if n := len(rays.O) / 3; len(rays.Active) == 0 || len(rays.Active) == n {
-		rays.Active = make([]bool, n)
-	}
-	opt.CollectWedges = false
-	_, err := rf.AccumulateReflections(rfFaces(faces), rays, g, m, maxBounces, opt)
-	return err
+	return rf.ValidateAccumulateReflections(faces, rays, g, m, maxBounces, opt)
 }
 
-// validatePaths runs rf's validation of trace_dfr_paths without a
-// transmitter, then the checks that depend on the transmitters.
+// validatePaths runs rf's validation of trace_dfr_paths.
 func validatePaths(faces int, tx, rx []float32, st *rf.DfrStates, m *rf.DfrMaterial, active []bool, opt rf.PathOptions) error {
-	const op = "trace_dfr_paths"
-	if len(tx)%3 != 0 {
-		return &rf.ValidationError{Op: op, Field: "tx_positions", Kind: rf.ErrLength,
-			Reason: fmt.Sprintf("length %d is not a multiple of 3", len(tx))}
-	}
-	o := opt
-	o.TxPolarization = nil
-	if _, err := rf.TraceDfrPaths(rfFaces(faces), nil, rx, st, m, active, o); err != nil {
-		return err
-	}
-	if np := len(opt.TxPolarization); np%3 != 0 || (np != 0 && np != 3 && np != len(tx)) {
-		return &rf.ValidationError{Op: op, Field: "tx_polarization", Kind: rf.ErrLength,
-			Reason: fmt.Sprintf("tx_pol width must be 1 or match tx_pos. (%d values, %d transmitters)", np, len(tx)/3)}
-	}
-	if c := int64(len(tx)/3) * int64(len(rx)/3) * int64(len(active)); c > 1<<31-1 {
-		return &rf.ValidationError{Op: op, Field: "capacity", Kind: rf.ErrCapacity,
-			Reason: fmt.Sprintf("capacity does not fit in int32. (%d)", c)}
-	}
-	return nil
+	_, err := rf.ValidateTraceDfrPaths(faces, tx, rx, st, m, active, opt)
+	return err
 }

@@ -10,6 +10,15 @@ import (
 	"github.com/rayd-go/rayd/rf"
 )
 
+// rfFaces is an rf.Scene of n faces that is never traced: package rf's
+// operations called with it on an empty workload only validate.
+type rfFaces int
+
+func (n rfFaces) NumFaces() int                                         { return int(n) }
+func (rfFaces) Triangle(int) (p0, p1, p2 [3]float32)                    { return }
+func (rfFaces) AnyHit(_, _ [3]float32, _, _ float32) bool               { return false }
+func (rfFaces) ClosestHit(_, _ [3]float32, _, _ float32) (rf.Hit, bool) { return rf.Hit{}, false }
+
 func validStates() *rf.DfrStates {
 	return &rf.DfrStates{
 		EdgeIndex: []int32{0, 1}, EdgePos: []float32{0, 0, 1, 0.5, 0, 1}, EdgeDir: []float32{1, 0, 0, 0, 1, 0},

@@ -14,6 +14,7 @@ import (
 	"github.com/rayd-go/rayd/internal/engine/cpu"
 	"github.com/rayd-go/rayd/internal/engine/cuda"
 	"github.com/rayd-go/rayd/internal/engine/replicated"
+	"github.com/rayd-go/rayd/shard"
 )
 
 // Mesh is a triangle mesh: 3 float32 per vertex, 3 local int32 vertex
@@ -165,6 +166,11 @@ func newReplicated(ctx context.Context, cfg *config, t *geom.Tables) (engine.Eng
 	if cfg.multi != nil {
 		rc.Options = *cfg.multi
 	}
+	// The request is checked before any device is probed, so a machine
+	// without a GPU refuses bad options with the same error as one with.
+	if err := shard.ValidateOptions(cfg.devices, rc.Options); err != nil {
+		return nil, err
+	}
 	if cfg.source != nil {
 		rc.Source = cfg.source
 	}
@@ -235,13 +241,18 @@ func (s *Scene) Intersect(ctx context.Context, r Rays, flags Flags) (*Hits, erro
 }
 
 // TraceReflections follows each ray through up to maxBounces specular
-// reflections (maxBounces ≥ 1) and records, per bounce, the hit t, the global
-// prim id and the image source; TMax bounds the first bounce only.
+// reflections and records, per bounce, the hit t, the global prim id and
+// the image source; TMax bounds the first bounce only. maxBounces is in [1,
+// MaxBounces]; a record that cannot fit in memory is an *AllocationError
+// (ErrTooLarge), refused before anything is allocated.
 func (s *Scene) TraceReflections(ctx context.Context, r Rays, maxBounces int) (*Reflections, error) {
-	if maxBounces < 1 {
-		return nil, &geom.ArgumentError{Field: "maxBounces", Reason: fmt.Sprintf("%d, must be at least 1", maxBounces)}
+	if err := geom.CheckBounces(maxBounces); err != nil {
+		return nil, err
 	}
 	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
+		return nil, err
+	}
+	if err := geom.CheckReflections(r.Len(), maxBounces, true, geom.HostMemoryLimit()); err != nil {
 		return nil, err
 	}
 	if err := s.rlock(ctx); err != nil {

@@ -3,6 +3,7 @@ package shard
 import (
 	"errors"
 	"fmt"
+	"github.com/rayd-go/rayd/geom"
 	"strings"
 )
 
@@ -60,7 +61,11 @@ func (e *DeviceError) Error() string {
 }
 
 // Is reports whether target is ErrInvalidDevices.
-func (e *DeviceError) Is(target error) bool { return target == ErrInvalidDevices }
+// It also matches geom.ErrInvalidArgument: a bad device list is a bad
+// argument of the caller's.
+func (e *DeviceError) Is(target error) bool {
+	return target == ErrInvalidDevices || target == geom.ErrInvalidArgument
+}
 
 // OptionError rejects one field of Options. Field is the Go field name, with
 // the map key for OperationWeights (`OperationWeights["trace_reflections"]`).
@@ -73,7 +78,10 @@ type OptionError struct {
 func (e *OptionError) Error() string { return "shard: Options." + e.Field + ": " + e.Reason }
 
 // Is reports whether target is ErrInvalidOption.
-func (e *OptionError) Is(target error) bool { return target == ErrInvalidOption }
+// It also matches geom.ErrInvalidArgument.
+func (e *OptionError) Is(target error) bool {
+	return target == ErrInvalidOption || target == geom.ErrInvalidArgument
+}
 
 // Identity is what makes two devices interchangeable for the bitwise claim:
 // the model name and the compute capability.

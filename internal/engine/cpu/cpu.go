@@ -3,7 +3,7 @@
 // nearest-edge queries, rf for the RF operations) in float64 or in the
 // contract's float32 arithmetic, on every core. It is the oracle the GPU
 // engines are tested against and the backend of a machine without a GPU.
-// Large batches run in row blocks and honour cancellation between blocks.
+// The references run rows in blocks and honour cancellation between them.
 // The device fast paths are refused with an error matching both
 // engine.ErrUnsupported and engine.ErrBackendUnavailable.
 //
@@ -31,10 +31,7 @@ var _ engine.Engine = (*Engine)(nil)
 // New builds the reference scene (its BVH) over t. The engine reads t at
 // every query: the façade updates it in place and calls Refit.
 func New(ctx context.Context, t *geom.Tables) (*Engine, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s, err := ref.NewScene(t)
+	s, err := ref.NewSceneContext(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -48,83 +45,69 @@ func (e *Engine) Describe() string { return "cpu" }
 // tests).
 func (e *Engine) Reference() *ref.Scene { return e.s }
 
-// Intersect runs ref.Scene.Intersect in row blocks.
+// Intersect runs the reference's intersect, which checks ctx between row
+// blocks.
 func (e *Engine) Intersect(ctx context.Context, r engine.Rays, flags geom.Flags) (*geom.Hits, error) {
-	t := &shard.Intersect{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Flags: flags}
-	return inBlocks(ctx, t, func(lo, hi int) (*geom.Hits, error) {
-		c := t.Slice(lo, hi)
-		return e.s.Intersect(c.O, c.D, c.TMax, c.Active, flags)
-	})
+	return e.s.IntersectContext(ctx, r.Origins, r.Directions, r.TMax, r.Active, flags)
 }
 
-// TraceReflections runs ref.Scene.TraceReflections in row blocks.
+// TraceReflections runs the reference's trace_reflections.
 func (e *Engine) TraceReflections(ctx context.Context, r engine.Rays, bounces int) (*geom.Reflections, error) {
-	t := &shard.TraceReflections{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Bounces: bounces}
-	return inBlocks(ctx, t, func(lo, hi int) (*geom.Reflections, error) {
-		c := t.Slice(lo, hi)
-		return e.s.TraceReflections(c.O, c.D, c.TMax, c.Active, bounces)
-	})
+	return e.s.TraceReflectionsContext(ctx, r.Origins, r.Directions, r.TMax, r.Active, bounces)
 }
 
-// Visible runs ref.Scene.Visible in row blocks.
+// Visible runs the reference's visible.
 func (e *Engine) Visible(ctx context.Context, start, end []float32, active []bool) ([]bool, error) {
-	t := &shard.Visible{Start: start, End: end, Active: active}
-	return inBlocks(ctx, t, func(lo, hi int) ([]bool, error) {
-		c := t.Slice(lo, hi)
-		return e.s.Visible(c.Start, c.End, c.Active)
-	})
+	return e.s.VisibleContext(ctx, start, end, active)
 }
 
-// blockers is the reference's segment query, checking ctx per call.
+// blockers is the reference's segment query under ctx.
 func (e *Engine) blockers(ctx context.Context) geom.SegmentBlockers {
 	return func(start, end []float32, active []bool, ignore []int32, k int) ([]int32, error) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return e.s.SegmentBlockers(start, end, active, ignore, k)
+		return e.s.SegmentBlockersContext(ctx, start, end, active, ignore, k)
 	}
 }
 
-// VisiblePair answers visible_pair on the reference, in row blocks.
+// VisiblePair answers visible_pair on the reference.
 func (e *Engine) VisiblePair(ctx context.Context, b *geom.SegmentBatch) (*geom.PairVisibility, error) {
-	return segments(ctx, shard.PairTask(b), e.blockers(ctx))
+	blk, err := b.Query(e.blockers(ctx), 0, b.Rows)
+	if err != nil {
+		return nil, err
+	}
+	return geom.PairFinish(b, 0, b.Rows, blk)
 }
 
-// VisibleEdge answers visible_edge on the reference, in row blocks.
+// VisibleEdge answers visible_edge on the reference.
 func (e *Engine) VisibleEdge(ctx context.Context, b *geom.SegmentBatch) ([]bool, error) {
-	return segments(ctx, shard.EdgeVisibilityTask(b), e.blockers(ctx))
+	blk, err := b.Query(e.blockers(ctx), 0, b.Rows)
+	if err != nil {
+		return nil, err
+	}
+	return geom.EdgeFinish(b, 0, b.Rows, blk)
 }
 
-// VisibleChain answers visible_chain on the reference, in row blocks.
+// VisibleChain answers visible_chain on the reference.
 func (e *Engine) VisibleChain(ctx context.Context, b *geom.SegmentBatch) (*geom.ChainVisibility, error) {
-	return segments(ctx, shard.ChainTask(b), e.blockers(ctx))
+	blk, err := b.Query(e.blockers(ctx), 0, b.Rows)
+	if err != nil {
+		return nil, err
+	}
+	return geom.ChainFinish(b, 0, b.Rows, blk)
 }
 
 // NearestEdge runs the edge package's query (its Index on large batches).
 func (e *Engine) NearestEdge(ctx context.Context, ed engine.Edges, points []float32, active []bool) (*edge.PointResult, error) {
-	t := &shard.NearestEdge{Points: points, Active: active}
-	return inBlocks(ctx, t, func(lo, hi int) (*edge.PointResult, error) {
-		c := t.Slice(lo, hi)
-		return ed.Scene.NearestPoint(c.Points, c.Active)
-	})
+	return ed.Scene.NearestPointContext(ctx, points, active)
 }
 
 // NearestEdgeRay runs the edge package's ray query.
 func (e *Engine) NearestEdgeRay(ctx context.Context, ed engine.Edges, r engine.Rays) (*edge.RayResult, error) {
-	t := &shard.NearestEdgeRay{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active}
-	return inBlocks(ctx, t, func(lo, hi int) (*edge.RayResult, error) {
-		c := t.Slice(lo, hi)
-		return ed.Scene.NearestRay(c.O, c.D, c.TMax, c.Active)
-	})
+	return ed.Scene.NearestRayContext(ctx, r.Origins, r.Directions, r.TMax, r.Active)
 }
 
 // NearestEdges runs the edge package's top-k query.
 func (e *Engine) NearestEdges(ctx context.Context, ed engine.Edges, points []float32, k int, active []bool) (*edge.TopK, error) {
-	t := &shard.NearestEdges{Points: points, K: k, Active: active}
-	return inBlocks(ctx, t, func(lo, hi int) (*edge.TopK, error) {
-		c := t.Slice(lo, hi)
-		return ed.Scene.NearestK(c.Points, k, c.Active)
-	})
+	return ed.Scene.NearestKContext(ctx, points, k, active)
 }
 
 // NearestEdgeVJP runs the edge package's point backward pass.
@@ -176,12 +159,12 @@ func (e *Engine) SetEdgeMask(ctx context.Context, _ engine.Edges) error { return
 
 // Rebuild rebuilds the reference scene from the tables.
 func (e *Engine) Rebuild(ctx context.Context) error {
-	s, err := ref.NewScene(e.tables)
+	s, err := ref.NewSceneContext(ctx, e.tables)
 	if err != nil {
 		return err
 	}
 	e.s = s
-	return ctx.Err()
+	return nil
 }
 
 // Close releases nothing.

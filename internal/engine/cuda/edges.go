@@ -176,6 +176,9 @@ func (e *Engine) NearestEdgeRay(ctx context.Context, ed engine.Edges, r engine.R
 // NearestEdges runs the top-k query on the edge BVH.
 func (e *Engine) NearestEdges(ctx context.Context, ed engine.Edges, points []float32, k int, active []bool) (*edge.TopK, error) {
 	n := len(points) / 3
+	if err := edge.CheckTopK(n, k, e.free()); err != nil {
+		return nil, err
+	}
 	m := n * k
 	r := edge.NewTopK(n, k)
 	if n == 0 {

@@ -36,6 +36,9 @@ func (e *Engine) TraceReflections(ctx context.Context, r engine.Rays, b int) (*g
 	if n == 0 {
 		return geom.NewReflections(0, b), ctx.Err()
 	}
+	if err := geom.CheckReflections(n, b, true, e.free()); err != nil {
+		return nil, err
+	}
 	res := geom.NewReflections(n, b)
 	err := e.withRays(ctx, r.Origins, r.Directions, r.TMax, r.Active, func(sl *slot, dr accel.Rays) error {
 		a := &scratchSet{e: e, sl: sl}

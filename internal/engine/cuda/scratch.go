@@ -107,6 +107,16 @@ func (e *Engine) withRays(ctx context.Context, o, d, tmax []float32, active []bo
 	})
 }
 
+// free is the device's free memory, the limit of a scratch allocation sized
+// by caller input (when it cannot be read, the allocation itself will say).
+func (e *Engine) free() int64 {
+	f, _, err := e.dev.MemInfo()
+	if err != nil || f > 1<<62 {
+		return 1 << 62
+	}
+	return int64(f)
+}
+
 // BoolsToBytes converts a mask to bytes (1 = true).
 func BoolsToBytes(b []bool) []uint8 {
 	out := make([]uint8, len(b))
