@@ -126,8 +126,7 @@ func Init(ctx context.Context, env Env, opt Options) (_ *Comm, err error) {
 	if env.Rank == 0 {
 		payload = id[:]
 	}
-	c.sess, err = Join(ctx, RendezvousConfig{Addr: env.RendezvousAddr(), Rank: env.Rank, WorldSize: env.WorldSize,
-		RunID: env.RunID, Timeout: opt.Timeout, Payload: payload})
+	c.sess, err = Join(ctx, env.Rendezvous(opt.Timeout, payload))
 	if err != nil {
 		return nil, err
 	}

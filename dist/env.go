@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Launcher names the tool that started a rank.
@@ -63,6 +64,12 @@ type Env struct {
 	AgentStore bool
 	// RendezvousPort overrides the rendezvous port (RAYD_RDZV_PORT); 0 = derived.
 	RendezvousPort int
+	// Token is the job's rendezvous secret (RAYD_RENDEZVOUS_TOKEN, or the
+	// file named by RAYD_RENDEZVOUS_TOKEN_FILE); empty when neither is set.
+	Token Token
+	// BindAll makes rank 0 listen on every interface
+	// (RAYD_RENDEZVOUS_BIND_ALL=1) instead of MasterAddr's.
+	BindAll bool
 }
 
 // FromEnvironment reads the current process's environment (ParseEnv over
@@ -73,8 +80,11 @@ func FromEnvironment() (Env, error) { return ParseEnv(os.Getenv) }
 // RANK/WORLD_SIZE (torchrun, rayd launch, or exported by hand), then
 // SLURM_PROCID/SLURM_NTASKS, then OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE.
 // Explicit MASTER_ADDR, MASTER_PORT and LOCAL_RANK always win over what a
-// flavour derives. Without any of them it returns ErrNotLaunched; a
-// malformed or inconsistent value is an *EnvError.
+// flavour derives. Every flavour also reads RAYD_RDZV_PORT,
+// RAYD_RENDEZVOUS_TOKEN or RAYD_RENDEZVOUS_TOKEN_FILE (the one file ParseEnv
+// reads) and RAYD_RENDEZVOUS_BIND_ALL. Without any of them it returns
+// ErrNotLaunched; a malformed or inconsistent value is an *EnvError (which
+// never holds the token).
 func ParseEnv(getenv func(string) string) (Env, error) {
 	var e Env
 	var err error
@@ -93,6 +103,14 @@ func ParseEnv(getenv func(string) string) (Env, error) {
 	}
 	if e.RendezvousPort, err = optInt(getenv, "RAYD_RDZV_PORT", 0); err != nil {
 		return Env{}, err
+	}
+	if e.Token, err = tokenFromEnv(getenv); err != nil {
+		return Env{}, err
+	}
+	if v := strings.TrimSpace(getenv(EnvBindAll)); v != "" {
+		if e.BindAll, err = strconv.ParseBool(v); err != nil {
+			return Env{}, &EnvError{Var: EnvBindAll, Value: v, Reason: "not a boolean (1, true, 0, false)"}
+		}
 	}
 	return e, e.validate()
 }
@@ -242,6 +260,14 @@ func (e Env) RendezvousAddr() string {
 		port++
 	}
 	return net.JoinHostPort(e.MasterAddr, strconv.Itoa(port))
+}
+
+// Rendezvous is this rank's side of the job's rendezvous: Addr from
+// RendezvousAddr, the rank, world size, run id, token and bind choice of
+// the environment, and the given timeout and payload (rank 0's).
+func (e Env) Rendezvous(timeout time.Duration, payload []byte) RendezvousConfig {
+	return RendezvousConfig{Addr: e.RendezvousAddr(), Rank: e.Rank, WorldSize: e.WorldSize, RunID: e.RunID,
+		Token: e.Token, BindAll: e.BindAll, Timeout: timeout, Payload: payload}
 }
 
 // String renders the placement, e.g. "rank 1/2 (local 1/2, torchrun)".

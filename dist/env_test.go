@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,4 +151,26 @@ func TestPrepareProcess(t *testing.T) {
 	p, err = PrepareProcess(Env{Rank: 1}, root)
 	require.NoError(t, err)
 	assert.Equal(t, "/custom/cache", p, "an explicit OPTIX_CACHE_PATH is kept")
+}
+
+func TestParseEnvRendezvousOptions(t *testing.T) {
+	vars := map[string]string{"RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "head", "MASTER_PORT": "4000",
+		"RAYD_LAUNCHER": "rayd", "RAYD_RUN_ID": "run", EnvToken: "token-of-the-job-0123", EnvBindAll: "1"}
+	e, err := ParseEnv(lookup(vars))
+	require.NoError(t, err)
+	assert.True(t, e.BindAll)
+	cfg := e.Rendezvous(3*time.Second, []byte("p"))
+	assert.Equal(t, RendezvousConfig{Addr: "head:4000", Rank: 1, WorldSize: 2, RunID: "run", Token: "token-of-the-job-0123",
+		BindAll: true, Timeout: 3 * time.Second, Payload: []byte("p")}, cfg)
+	for v, want := range map[string]bool{"0": false, "false": false, "true": true, "": false} {
+		vars[EnvBindAll] = v
+		e, err := ParseEnv(lookup(vars))
+		require.NoError(t, err, v)
+		assert.Equal(t, want, e.BindAll, v)
+	}
+	vars[EnvBindAll] = "everywhere"
+	_, err = ParseEnv(lookup(vars))
+	var ee *EnvError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, EnvBindAll, ee.Var)
 }

@@ -62,17 +62,20 @@ func ExampleLaneWindow() {
 }
 
 // Three ranks (here goroutines) meet at rank 0's address; every rank gets
-// rank 0's payload and can exchange small host values.
+// rank 0's payload and can exchange small host values. They share a token
+// (in a real job: RAYD_RENDEZVOUS_TOKEN, read into Env.Token), so no other
+// process can join.
 func ExampleJoin() {
 	port, _ := dist.FreePort("127.0.0.1")
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	token := dist.NewToken()
 	out := make([]string, 3)
 	var wg sync.WaitGroup
 	for r := range 3 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := dist.RendezvousConfig{Addr: addr, Rank: r, WorldSize: 3, Timeout: 10 * time.Second}
+			cfg := dist.RendezvousConfig{Addr: addr, Rank: r, WorldSize: 3, Token: token, Timeout: 10 * time.Second}
 			if r == 0 {
 				cfg.Payload = []byte("unique-id")
 			}

@@ -38,6 +38,12 @@ type LaunchConfig struct {
 	// rank has failed or the launch is cancelled, before SIGKILL (default
 	// 10 s).
 	Grace time.Duration
+	// Token, when set, is exported to every rank as RAYD_RENDEZVOUS_TOKEN,
+	// in place of an inherited RAYD_RENDEZVOUS_TOKEN or
+	// RAYD_RENDEZVOUS_TOKEN_FILE (`rayd launch` passes NewToken() unless
+	// its environment names a token). Empty: the ranks keep what Env holds,
+	// and rendezvous without a token when it holds none.
+	Token Token
 }
 
 // LaunchResult reports how every rank ended.
@@ -78,6 +84,21 @@ func RankEnv(base []string, rank, nprocs int, addr string, port int, runID strin
 		"RAYD_LAUNCHER="+string(LauncherRayd), "RAYD_RUN_ID="+runID, EnvNVLS+"=0")
 }
 
+// withToken replaces env's token variables with RAYD_RENDEZVOUS_TOKEN=tok
+// (env itself when tok is empty).
+func withToken(env []string, tok Token) []string {
+	if tok == "" {
+		return env
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); name != EnvToken && name != EnvTokenFile {
+			out = append(out, kv)
+		}
+	}
+	return append(out, EnvToken+"="+string(tok))
+}
+
 // FreePort returns a TCP port that was free on host a moment ago.
 func FreePort(host string) (int, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
@@ -114,6 +135,9 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchResult, error) {
 	if cfg.Grace <= 0 {
 		cfg.Grace = 10 * time.Second
 	}
+	if err := cfg.Token.check(); err != nil {
+		return res, err
+	}
 	stdout, stderr := &lineWriter{w: orStd(cfg.Stdout, os.Stdout)}, &lineWriter{w: orStd(cfg.Stderr, os.Stderr)}
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
@@ -129,7 +153,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchResult, error) {
 	var outs []*rankOutput
 	for r := range cfg.NProcs {
 		cmd := exec.Command(cfg.Program, cfg.Args...)
-		cmd.Env = RankEnv(cfg.Env, r, cfg.NProcs, cfg.MasterAddr, cfg.MasterPort, runID)
+		cmd.Env = withToken(RankEnv(cfg.Env, r, cfg.NProcs, cfg.MasterAddr, cfg.MasterPort, runID), cfg.Token)
 		prefix := ""
 		if cfg.Prefix {
 			prefix = fmt.Sprintf("[rank %d] ", r)

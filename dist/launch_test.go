@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
@@ -46,8 +48,7 @@ func child(mode string) int {
 		return 0
 	case "gather":
 		ctx := context.Background()
-		s, err := Join(ctx, RendezvousConfig{Addr: env.RendezvousAddr(), Rank: env.Rank, WorldSize: env.WorldSize,
-			RunID: env.RunID, Timeout: 20 * time.Second, Payload: []byte("from-0")})
+		s, err := Join(ctx, env.Rendezvous(60*time.Second, []byte("from-0")))
 		if err != nil {
 			fmt.Println("join:", err)
 			return 1
@@ -60,7 +61,11 @@ func child(mode string) int {
 			fmt.Println("gather:", err)
 			return 1
 		}
-		fmt.Printf("rank=%d payload=%s squares=%s\n", env.Rank, s.Payload(), bytes.Join(parts, []byte(",")))
+		auth := "none"
+		if env.Token != "" {
+			auth = "token"
+		}
+		fmt.Printf("rank=%d payload=%s squares=%s auth=%s launcher=%s\n", env.Rank, s.Payload(), bytes.Join(parts, []byte(",")), auth, env.Launcher)
 		return func() int { _ = s.Close(); return 0 }()
 	case "fail1":
 		if env.Rank == 1 {
@@ -89,10 +94,16 @@ func child(mode string) int {
 
 func launchSelf(t *testing.T, mode string, n int, grace time.Duration) (LaunchResult, string, string, error) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	env := append(os.Environ(), childEnv+"="+mode, childDirEnv+"="+t.TempDir())
-	res, err := Launch(context.Background(), LaunchConfig{NProcs: n, Program: os.Args[0], Env: env,
-		Stdout: &out, Stderr: &errb, Grace: grace})
+	return launchSelfWith(t, LaunchConfig{NProcs: n, Grace: grace}, mode)
+}
+
+// launchSelfWith launches the test binary as cfg.NProcs ranks in mode.
+func launchSelfWith(t *testing.T, cfg LaunchConfig, mode string, extraEnv ...string) (LaunchResult, string, string, error) {
+	t.Helper()
+	var out, errb syncBuffer
+	cfg.Env = append(append(os.Environ(), childEnv+"="+mode, childDirEnv+"="+t.TempDir()), extraEnv...)
+	cfg.Program, cfg.Stdout, cfg.Stderr = os.Args[0], &out, &errb
+	res, err := Launch(context.Background(), cfg)
 	return res, out.String(), errb.String(), err
 }
 
@@ -125,11 +136,107 @@ func TestLaunchSetsTheLauncherVariables(t *testing.T) {
 }
 
 func TestLaunchedRanksRendezvous(t *testing.T) {
-	_, out, errOut, err := launchSelf(t, "gather", 4, 0)
-	require.NoError(t, err, out+errOut)
-	for r := range 4 {
-		assert.Contains(t, out, fmt.Sprintf("rank=%d payload=from-0 squares=0,1,4,9\n", r))
+	for _, tc := range []struct {
+		name  string
+		token Token    // LaunchConfig.Token
+		env   []string // added to the base environment
+		auth  string
+	}{
+		{"no token", "", nil, "none"},
+		{"launch token", NewToken(), nil, "token"},
+		{"inherited token", "", []string{EnvToken + "=inherited-token-0123456789"}, "token"},
+		{"launch token replaces an inherited file", NewToken(), []string{EnvTokenFile + "=/nonexistent/token"}, "token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, out, errOut, err := launchSelfWith(t, LaunchConfig{NProcs: 4, Token: tc.token}, "gather", tc.env...)
+			require.NoError(t, err, out+errOut)
+			for r := range 4 {
+				assert.Contains(t, out, fmt.Sprintf("rank=%d payload=from-0 squares=0,1,4,9 auth=%s launcher=rayd\n", r, tc.auth))
+			}
+			if tc.token != "" {
+				assert.NotContains(t, out+errOut, string(tc.token))
+			}
+		})
 	}
+}
+
+// TestTorchrunStyleRanksRendezvous starts ranks with the variables
+// torchrun --no-python sets (its agent's store holds MASTER_PORT, so the
+// rendezvous uses MASTER_PORT+1), with the token in the environment, in a
+// file, or absent.
+func TestTorchrunStyleRanksRendezvous(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(NewToken()+"\n"), 0o600))
+	for _, tc := range []struct {
+		name string
+		env  []string
+		auth string
+	}{
+		{"no token", nil, "none"},
+		{"token", []string{EnvToken + "=" + string(NewToken())}, "token"},
+		{"token file", []string{EnvTokenFile + "=" + tokenFile}, "token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const world = 3
+			port := agentStore(t)
+			cmds := make([]*exec.Cmd, world)
+			outs := make([]syncBuffer, world)
+			for r := range world {
+				cmd := exec.Command(os.Args[0])
+				cmd.Env = append(launcherFree(), childEnv+"=gather", fmt.Sprintf("RANK=%d", r), fmt.Sprintf("LOCAL_RANK=%d", r),
+					fmt.Sprintf("WORLD_SIZE=%d", world), fmt.Sprintf("LOCAL_WORLD_SIZE=%d", world), "GROUP_RANK=0",
+					"MASTER_ADDR=127.0.0.1", fmt.Sprintf("MASTER_PORT=%d", port), "TORCHELASTIC_RUN_ID=torch-job",
+					"TORCHELASTIC_USE_AGENT_STORE=True")
+				cmd.Env = append(cmd.Env, tc.env...)
+				cmd.Stdout, cmd.Stderr = &outs[r], &outs[r]
+				require.NoError(t, cmd.Start())
+				cmds[r] = cmd
+			}
+			for r, cmd := range cmds {
+				require.NoError(t, cmd.Wait(), outs[r].String())
+				assert.Contains(t, outs[r].String(),
+					fmt.Sprintf("rank=%d payload=from-0 squares=0,1,4 auth=%s launcher=torchrun\n", r, tc.auth))
+			}
+		})
+	}
+}
+
+// agentStore listens on a port p, as torchrun's agent does, such that p+1
+// (the rendezvous port) was free, and returns p.
+func agentStore(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		store, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := store.Addr().(*net.TCPAddr).Port
+		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", fmt.Sprint(port+1))); err == nil {
+			_ = ln.Close()
+			t.Cleanup(func() { _ = store.Close() })
+			return port
+		}
+		_ = store.Close()
+	}
+	t.Fatal("no pair of free ports")
+	return 0
+}
+
+// launcherFree is this process's environment without launcher or token
+// variables.
+func launcherFree() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		drop := name == EnvToken || name == EnvTokenFile || name == childEnv
+		for _, v := range launcherVars {
+			drop = drop || name == v || (strings.HasSuffix(v, "_") && strings.HasPrefix(name, v))
+		}
+		if !drop {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 func TestLaunchStopsTheOthersWhenARankFails(t *testing.T) {

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 )
 
@@ -18,28 +15,53 @@ const DefaultTimeout = 10 * time.Minute
 
 // RendezvousConfig describes one rank's side of a rendezvous.
 type RendezvousConfig struct {
-	// Addr is host:port of rank 0 (Env.RendezvousAddr). Rank 0 listens on
-	// that port on every interface, or on the host alone when it is a
-	// loopback address; the others connect to it, retrying until the
-	// deadline.
+	// Addr is host:port of rank 0 (Env.RendezvousAddr); the others connect
+	// to it, retrying until the deadline. Rank 0 listens on the interface
+	// of that host when it is one of its own (a loopback name or address,
+	// an address of one of its interfaces, a name that resolves to them),
+	// and on every interface otherwise or when BindAll is set.
 	Addr            string
 	Rank, WorldSize int
-	// RunID, when set, must be equal on every rank (Env.RunID).
+	// RunID, when set, must be equal on every rank (Env.RunID); at most
+	// MaxRunIDBytes.
 	RunID string
+	// Token is the job's shared secret (Env.Token): when set, rank 0 admits
+	// only ranks that prove they hold it, and every rank accepts only an
+	// answer that proves it back. It must be set on every rank or on none.
+	// Without one, any host that reaches rank 0 and knows the run id can
+	// join; rank 0 then warns once when it listens beyond loopback.
+	Token Token
+	// BindAll makes rank 0 listen on every interface (Env.BindAll).
+	BindAll bool
 	// Timeout bounds the whole rendezvous (DefaultTimeout when 0); ctx may
 	// end it earlier.
 	Timeout time.Duration
 	// Payload is rank 0's message to every rank (for NCCL: the unique id).
 	// Other ranks leave it nil.
 	Payload []byte
+
+	helloTimeout time.Duration // 0: defaultHelloTimeout
+}
+
+func (c RendezvousConfig) helloWait() time.Duration {
+	if c.helloTimeout > 0 {
+		return c.helloTimeout
+	}
+	return defaultHelloTimeout
 }
 
 // Join meets every other rank of the job at cfg.Addr: rank 0 waits for the
-// other WorldSize−1 ranks, checks that they agree on the world size and run
-// id and that no rank is taken twice, then sends each of them its Payload.
-// It returns a Session holding the payload and the connections, which stay
-// open as a liveness channel: a rank that dies afterwards fails the other
-// ranks' Session (Session.Failed) at once.
+// other WorldSize−1 ranks, checks that they prove the token (when there is
+// one), agree on the world size and run id and that no rank is taken
+// twice, then sends each of them its Payload. It returns a Session holding
+// the payload and the connections, which stay open as a liveness channel:
+// a rank that dies afterwards fails the other ranks' Session
+// (Session.Failed) at once.
+//
+// Before a connection has introduced itself, rank 0 bounds what it may
+// cost: a hello of at most a few hundred bytes within a short deadline,
+// and a bounded number of such connections. A connection that fails or is
+// refused never takes a rank's place, so the real rank still gets in.
 //
 // A rank that is missing at the deadline makes Join fail with an error
 // matching ErrTimeout that names the missing ranks (on rank 0) or the
@@ -49,6 +71,12 @@ func Join(ctx context.Context, cfg RendezvousConfig) (*Session, error) {
 	if cfg.WorldSize < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.WorldSize {
 		return nil, fmt.Errorf("dist: Join: rank %d of world %d", cfg.Rank, cfg.WorldSize)
 	}
+	if len(cfg.RunID) > MaxRunIDBytes {
+		return nil, fmt.Errorf("dist: Join: run id of %d bytes exceeds %d", len(cfg.RunID), MaxRunIDBytes)
+	}
+	if err := cfg.Token.check(); err != nil {
+		return nil, err
+	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
@@ -57,27 +85,21 @@ func Join(ctx context.Context, cfg RendezvousConfig) (*Session, error) {
 	if cfg.WorldSize == 1 {
 		return newSession(cfg.Rank, 1, cfg.Payload, nil), nil
 	}
-	if cfg.Rank == 0 {
-		ln, err := net.Listen("tcp", listenAddr(cfg.Addr))
-		if err != nil {
-			return nil, fmt.Errorf("dist: rendezvous: rank 0 cannot listen on %s: %w", cfg.Addr, err)
-		}
-		return serve(ctx, ln, cfg)
+	if cfg.Rank != 0 {
+		return dial(ctx, cfg)
 	}
-	return dial(ctx, cfg)
-}
-
-// listenAddr is the address rank 0 binds: the host itself when it is a
-// loopback name, otherwise every interface.
-func listenAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
+	plan, err := planListen(ctx, cfg.Addr, cfg.BindAll)
 	if err != nil {
-		return addr
+		return nil, fmt.Errorf("dist: rendezvous: rank 0 cannot listen on %s: %w", cfg.Addr, err)
 	}
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-		return addr
+	lns, err := plan.listen()
+	if err != nil {
+		return nil, fmt.Errorf("dist: rendezvous: rank 0 cannot listen on %s (%s): %w", cfg.Addr, plan, err)
 	}
-	return net.JoinHostPort("", port)
+	if cfg.Token == "" && plan.beyondLoopback() {
+		warnNoToken(plan)
+	}
+	return serve(ctx, lns, cfg)
 }
 
 // timeoutCause turns a context end into ErrTimeout (deadline) or the
@@ -87,128 +109,6 @@ func timeoutCause(ctx context.Context, what string) error {
 		return fmt.Errorf("%w: %s", ErrTimeout, what)
 	}
 	return fmt.Errorf("dist: %s: %w", what, ctx.Err())
-}
-
-// serve is rank 0's side: accept, check and answer every other rank.
-func serve(ctx context.Context, ln net.Listener, cfg RendezvousConfig) (*Session, error) {
-	type arrival struct {
-		c   *conn
-		h   hello
-		err error
-	}
-	arrivals := make(chan arrival)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	pending := map[net.Conn]bool{} // accepted, hello not read yet
-	defer wg.Wait()
-	defer func() { // unblock hello readers of connections nobody needs now
-		close(stop)
-		mu.Lock()
-		for nc := range pending {
-			_ = nc.Close()
-		}
-		mu.Unlock()
-	}()
-	go func() { <-ctx.Done(); _ = ln.Close() }()
-	wg.Add(1)
-	go func() { // accept loop: each hello is read on its own goroutine
-		defer wg.Done()
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			pending[nc] = true
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c := &conn{c: nc}
-				deadline, _ := ctx.Deadline()
-				_ = nc.SetReadDeadline(deadline)
-				typ, p, err := c.recv()
-				_ = nc.SetReadDeadline(time.Time{})
-				mu.Lock()
-				delete(pending, nc)
-				mu.Unlock()
-				var h hello
-				if err == nil && typ != msgHello {
-					err = fmt.Errorf("unexpected message %q", typ)
-				}
-				if err == nil {
-					h, err = decodeHello(p)
-				}
-				select {
-				case arrivals <- arrival{c: c, h: h, err: err}:
-				case <-stop:
-					_ = nc.Close()
-				}
-			}()
-		}
-	}()
-	peers := make([]*conn, cfg.WorldSize)
-	var refusals []string
-	fail := func(err error) (*Session, error) {
-		_ = ln.Close()
-		for _, c := range peers {
-			if c != nil {
-				_ = c.c.Close()
-			}
-		}
-		return nil, err
-	}
-	for joined := 1; joined < cfg.WorldSize; {
-		select {
-		case <-ctx.Done():
-			var missing []int
-			for r := 1; r < cfg.WorldSize; r++ {
-				if peers[r] == nil {
-					missing = append(missing, r)
-				}
-			}
-			what := fmt.Sprintf("rendezvous on %s: %d of %d ranks joined; missing ranks %v", cfg.Addr, joined, cfg.WorldSize, missing)
-			if len(refusals) > 0 {
-				what += "; refused: " + strings.Join(refusals, "; ")
-			}
-			for _, c := range peers { // tell the ranks that came why they wait no longer
-				if c != nil {
-					_ = c.send(msgAbort, []byte(what))
-				}
-			}
-			return fail(timeoutCause(ctx, what))
-		case a := <-arrivals:
-			reason := ""
-			switch {
-			case a.err != nil:
-				reason = a.err.Error()
-			case a.h.world != cfg.WorldSize:
-				reason = fmt.Sprintf("rank %d has world size %d, rank 0 has %d", a.h.rank, a.h.world, cfg.WorldSize)
-			case a.h.runID != cfg.RunID:
-				reason = fmt.Sprintf("rank %d belongs to run %q, rank 0 to run %q", a.h.rank, a.h.runID, cfg.RunID)
-			case a.h.rank <= 0 || a.h.rank >= cfg.WorldSize:
-				reason = fmt.Sprintf("rank %d outside [1, %d)", a.h.rank, cfg.WorldSize)
-			case peers[a.h.rank] != nil:
-				reason = fmt.Sprintf("rank %d joined twice", a.h.rank)
-			}
-			if reason != "" {
-				refusals = append(refusals, reason)
-				_ = a.c.send(msgRefuse, []byte(reason))
-				_ = a.c.c.Close()
-				continue
-			}
-			peers[a.h.rank] = a.c
-			joined++
-		}
-	}
-	_ = ln.Close()
-	for r := 1; r < cfg.WorldSize; r++ {
-		if err := peers[r].send(msgWelcome, cfg.Payload); err != nil {
-			return fail(fmt.Errorf("%w: rendezvous: sending to rank %d: %v", ErrPeerLost, r, err))
-		}
-	}
-	return newSession(0, cfg.WorldSize, slices.Clone(cfg.Payload), peers), nil
 }
 
 // dial is the side of every rank but 0: connect (retrying while rank 0 is
@@ -236,36 +136,68 @@ func dial(ctx context.Context, cfg RendezvousConfig) (*Session, error) {
 	}
 }
 
+// introduce answers rank 0's challenge and waits for the payload.
 func introduce(ctx context.Context, c *conn, cfg RendezvousConfig) (*Session, error) {
-	if err := c.send(msgHello, hello{rank: cfg.Rank, world: cfg.WorldSize, runID: cfg.RunID}.encode()); err != nil {
-		return nil, err
-	}
 	deadline, _ := ctx.Deadline()
 	_ = c.c.SetReadDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { _ = c.c.SetReadDeadline(time.Now()) })
-	typ, p, err := c.recv()
-	stop()
-	_ = c.c.SetReadDeadline(time.Time{})
-	switch {
-	case err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)):
-		what := fmt.Sprintf("rendezvous: rank %d connected to %s but rank 0 did not complete the rendezvous (are all %d ranks running?)",
-			cfg.Rank, cfg.Addr, cfg.WorldSize)
-		if e := ctx.Err(); e != nil && !errors.Is(e, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("dist: %s: %w", what, e)
-		}
-		return nil, fmt.Errorf("%w: %s", ErrTimeout, what)
-	case err != nil:
+	defer stop()
+	typ, p, err := c.recv(uint32(challengeBytes))
+	if err == nil && typ != msgChallenge {
+		err = fmt.Errorf("%s answered with message %q, not a rayd rendezvous challenge", cfg.Addr, typ)
+	}
+	var ch challenge
+	if err == nil {
+		ch, err = decodeChallenge(p)
+	}
+	if err != nil {
+		return nil, waitErr(ctx, cfg, err)
+	}
+	h := hello{rank: cfg.Rank, world: cfg.WorldSize, runID: cfg.RunID, nonce: newNonce()}
+	if cfg.Token != "" {
+		h.proof = helloProof(cfg.Token, ch.nonce, h)
+	}
+	if err := c.send(msgHello, h.encode()); err != nil {
 		return nil, err
-	case typ == msgRefuse:
+	}
+	typ, p, err = c.recv(maxMessage)
+	if err != nil {
+		return nil, waitErr(ctx, cfg, err)
+	}
+	switch typ {
+	case msgRefuse:
 		_ = c.c.Close()
 		return nil, fmt.Errorf("%w: rank %d: %s", ErrRefused, cfg.Rank, p)
-	case typ == msgAbort: // rank 0 gave up waiting for the others
+	case msgAbort: // rank 0 gave up waiting for the others
 		_ = c.c.Close()
 		return nil, fmt.Errorf("%w: rank %d: rank 0 gave up: %s", ErrTimeout, cfg.Rank, p)
-	case typ != msgWelcome:
+	case msgWelcome:
+	default:
 		return nil, fmt.Errorf("dist: rendezvous: unexpected message %q", typ)
 	}
+	if cfg.Token != "" {
+		if p, err = openWelcome(cfg.Token, ch.nonce, h, p); err != nil {
+			_ = c.c.Close()
+			return nil, fmt.Errorf("%w: rank %d: the answer from %s does not prove the rendezvous token (rank 0 has another token or none)", ErrRefused, cfg.Rank, cfg.Addr)
+		}
+	}
+	_ = c.c.SetReadDeadline(time.Time{})
 	peers := make([]*conn, cfg.WorldSize)
 	peers[0] = c
 	return newSession(cfg.Rank, cfg.WorldSize, p, peers), nil
+}
+
+// waitErr turns a failed wait for rank 0 into ErrTimeout or the context's
+// error when ctx has ended, and returns other errors as they are (dial
+// then reconnects).
+func waitErr(ctx context.Context, cfg RendezvousConfig, err error) error {
+	if ctx.Err() == nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	what := fmt.Sprintf("rendezvous: rank %d connected to %s but rank 0 did not complete the rendezvous (are all %d ranks running?)",
+		cfg.Rank, cfg.Addr, cfg.WorldSize)
+	if e := ctx.Err(); e != nil && !errors.Is(e, context.DeadlineExceeded) {
+		return fmt.Errorf("dist: %s: %w", what, e)
+	}
+	return fmt.Errorf("%w: %s", ErrTimeout, what)
 }

@@ -56,7 +56,19 @@ func joinAll(t *testing.T, cfg RendezvousConfig, ranks []int, delay func(int) ti
 func noDelay(int) time.Duration { return 0 }
 
 func TestRendezvousDeliversThePayloadToEveryRank(t *testing.T) {
-	cfg := RendezvousConfig{Addr: loopback(t), WorldSize: 4, RunID: "job", Timeout: 10 * time.Second, Payload: []byte("nccl-unique-id")}
+	for name, tok := range tokenModes {
+		t.Run(name, func(t *testing.T) { testDelivery(t, tok) })
+	}
+}
+
+// tokenModes are the two ways to run a rendezvous.
+var tokenModes = map[string]Token{"token": testToken, "no token": ""}
+
+// testToken is the secret of the tests' jobs.
+const testToken Token = "0123456789abcdef-test-token"
+
+func testDelivery(t *testing.T, tok Token) {
+	cfg := RendezvousConfig{Addr: loopback(t), WorldSize: 4, RunID: "job", Token: tok, Timeout: 10 * time.Second, Payload: []byte("nccl-unique-id")}
 	// Ranks 1..3 start before rank 0 listens: they must retry.
 	sess, errs := joinAll(t, cfg, []int{0, 1, 2, 3}, func(r int) time.Duration {
 		if r == 0 {
@@ -117,37 +129,62 @@ func TestRendezvousWithoutRankZeroTimesOut(t *testing.T) {
 	assert.Less(t, time.Since(start), 4*time.Second)
 }
 
+// TestRendezvousRefusals: rank 0 (world 2, run "job") refuses a rank 1
+// that disagrees with it, tells it why and names the refusal when it times
+// out.
 func TestRendezvousRefusals(t *testing.T) {
-	for name, bad := range map[string]RendezvousConfig{
-		"world size": {WorldSize: 3, RunID: "job"},
-		"run id":     {WorldSize: 2, RunID: "other"},
+	for _, tc := range []struct {
+		name string
+		tok0 Token            // rank 0's token
+		bad  RendezvousConfig // rank 1's claims
+		why  string
+	}{
+		{"world size", testToken, RendezvousConfig{WorldSize: 3, RunID: "job", Token: testToken}, "rank 1 has world size 3, rank 0 has 2"},
+		{"run id", testToken, RendezvousConfig{WorldSize: 2, RunID: "other", Token: testToken}, `rank 1 belongs to run "other"`},
+		{"world size, no tokens", "", RendezvousConfig{WorldSize: 3, RunID: "job"}, "rank 1 has world size 3"},
+		{"no token", testToken, RendezvousConfig{WorldSize: 2, RunID: "job"}, "rank 1 has no rendezvous token but rank 0 requires one"},
+		{"another token", testToken, RendezvousConfig{WorldSize: 2, RunID: "job", Token: "another-token-of-16-bytes"}, "does not prove the rendezvous token"},
+		{"another token and run id", testToken, RendezvousConfig{WorldSize: 2, RunID: "other", Token: "another-token-of-16-bytes"}, "does not prove the rendezvous token"},
+		{"rank 0 has no token", "", RendezvousConfig{WorldSize: 2, RunID: "job", Token: testToken}, "rank 1 holds a rendezvous token but rank 0 has none"},
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			addr := loopback(t)
 			var wg sync.WaitGroup
 			var err0, err1 error
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				_, err0 = Join(context.Background(), RendezvousConfig{Addr: addr, WorldSize: 2, RunID: "job",
+				_, err0 = Join(context.Background(), RendezvousConfig{Addr: addr, WorldSize: 2, RunID: "job", Token: tc.tok0,
 					Timeout: 800 * time.Millisecond, Payload: []byte{1}})
 			}()
 			go func() {
 				defer wg.Done()
-				b := bad
+				b := tc.bad
 				b.Addr, b.Rank, b.Timeout = addr, 1, 5*time.Second
 				_, err1 = Join(context.Background(), b)
 			}()
 			wg.Wait()
-			assert.ErrorIs(t, err1, ErrRefused)
-			assert.ErrorIs(t, err0, ErrTimeout)
-			assert.Contains(t, err0.Error(), "refused")
+			require.ErrorIs(t, err1, ErrRefused)
+			assert.Contains(t, err1.Error(), tc.why)
+			require.ErrorIs(t, err0, ErrTimeout)
+			assert.Contains(t, err0.Error(), "refused: ")
+			assert.Contains(t, err0.Error(), tc.why)
+			if tc.tok0 != "" && tc.bad.Token != tc.tok0 {
+				assert.NotContains(t, err1.Error(), `"job"`, "a rank without the token learns nothing of the job")
+			}
 		})
 	}
 }
 
 func TestRendezvousRefusesADuplicateRank(t *testing.T) {
-	cfg := RendezvousConfig{Addr: loopback(t), WorldSize: 3, Timeout: 10 * time.Second, Payload: []byte("x")}
+	for name, tok := range tokenModes {
+		t.Run(name, func(t *testing.T) { testDuplicate(t, tok) })
+	}
+}
+
+func testDuplicate(t *testing.T, tok Token) {
+	cfg := RendezvousConfig{Addr: loopback(t), WorldSize: 3, Token: tok, Timeout: 10 * time.Second, Payload: []byte("x")}
 	var dupErr error
 	dupDone := make(chan struct{})
 	sess, errs := joinAll(t, cfg, []int{0, 1, 2}, func(r int) time.Duration {
@@ -245,12 +282,33 @@ func TestSingleRankNeedsNoNetwork(t *testing.T) {
 }
 
 func TestWireRoundTrips(t *testing.T) {
-	h := hello{rank: 5, world: 8, runID: "run-1"}
-	got, err := decodeHello(h.encode())
-	require.NoError(t, err)
-	assert.Equal(t, h, got)
-	_, err = decodeHello([]byte("GET / HTTP/1.1\r\n\r\n"))
+	for _, h := range []hello{
+		{rank: 5, world: 8, runID: "run-1", nonce: newNonce(), proof: []byte{}},
+		{rank: -1, world: 1 << 30, runID: strings.Repeat("r", MaxRunIDBytes), nonce: newNonce(), proof: newNonce()},
+	} {
+		got, err := decodeHello(h.encode())
+		require.NoError(t, err)
+		assert.Equal(t, h, got)
+		assert.LessOrEqual(t, len(h.encode()), maxHello, "the largest hello fits the admission bound")
+	}
+	_, err := decodeHello([]byte("GET / HTTP/1.1\r\n\r\n"))
 	assert.Error(t, err)
+	_, err = decodeHello(append([]byte(oldMagic), make([]byte, 12)...))
+	assert.ErrorIs(t, err, errOldProtocol)
+	long := hello{runID: strings.Repeat("r", MaxRunIDBytes+1), nonce: newNonce()}.encode()
+	_, err = decodeHello(long)
+	assert.Error(t, err, "a run id beyond the bound")
+	for _, tok := range []bool{false, true} {
+		c := challenge{token: tok, nonce: newNonce()}
+		got, err := decodeChallenge(c.encode())
+		require.NoError(t, err)
+		assert.Equal(t, c, got)
+		assert.Len(t, c.encode(), challengeBytes)
+	}
+	bad := challenge{nonce: newNonce()}.encode()
+	bad[len(protocolMagic)] = 0x80
+	_, err = decodeChallenge(bad)
+	assert.ErrorContains(t, err, "unknown flags")
 	msg := encodeGather(42, [][]byte{nil, []byte("a"), []byte("bcd")})
 	seq, parts, err := decodeGather(msg, 3)
 	require.NoError(t, err)
@@ -263,7 +321,4 @@ func TestWireRoundTrips(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = decodeGather(msg[:len(msg)-1], -1)
 	assert.Error(t, err)
-	assert.Equal(t, ":29500", listenAddr("node7:29500"))
-	assert.Equal(t, "127.0.0.1:29500", listenAddr("127.0.0.1:29500"))
-	assert.Equal(t, "localhost:1", listenAddr("localhost:1"))
 }

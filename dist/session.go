@@ -99,7 +99,7 @@ func (s *Session) lost(reason string) {
 func (s *Session) read(r int, c *conn) {
 	defer s.readers.Done()
 	for {
-		typ, p, err := c.recv()
+		typ, p, err := c.recv(maxMessage)
 		if err != nil {
 			select {
 			case <-s.left[r]: // orderly goodbye already received

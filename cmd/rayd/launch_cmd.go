@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -22,6 +23,10 @@ MASTER_PORT) plus NCCL_NVLS_ENABLE=0, and waits for them. When one rank
 fails, the others get SIGTERM and, after the grace period, SIGKILL; the
 exit status is the first failing rank's. For several nodes use torchrun,
 srun or mpirun: programs built on package dist read their variables too.
+
+The ranks also get a fresh random RAYD_RENDEZVOUS_TOKEN, so that only they
+can join their rendezvous; a RAYD_RENDEZVOUS_TOKEN or
+RAYD_RENDEZVOUS_TOKEN_FILE already in the environment is passed on instead.
 
 flags:`
 
@@ -56,7 +61,7 @@ func cmdLaunch(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	res, err := dist.Launch(ctx, dist.LaunchConfig{
 		NProcs: *n, Program: fs.Arg(0), Args: fs.Args()[1:], MasterAddr: *addr, MasterPort: *port,
-		Stdout: stdout, Stderr: stderr, Prefix: *prefix, Grace: *grace,
+		Stdout: stdout, Stderr: stderr, Prefix: *prefix, Grace: *grace, Token: childToken(os.Getenv),
 	})
 	if err == nil {
 		return 0
@@ -68,4 +73,14 @@ func cmdLaunch(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 1
+}
+
+// childToken is the rendezvous token `rayd launch` gives its ranks: a fresh
+// one, or none (the ranks inherit it) when the environment already names a
+// token or a token file.
+func childToken(getenv func(string) string) dist.Token {
+	if getenv(dist.EnvToken) != "" || getenv(dist.EnvTokenFile) != "" {
+		return ""
+	}
+	return dist.NewToken()
 }
