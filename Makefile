@@ -20,7 +20,7 @@ EVIDENCE_LOG ?= $(BIN)/evidence-logs
 EVIDENCE_TAR ?=
 LAUNCH_RUNS  ?= 5
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-census gpu-evidence-run \
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-census gpu-evidence-run gpu-replicated \
 	evidence-status bench-launch bench-geometry bench-edges bench-edges-full-point bench-edges-full-rays bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
@@ -64,6 +64,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/replicated ./benchmarks/replicated
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/ptxdigest ./cmd/ptxdigest
@@ -73,7 +74,7 @@ gpu-bins:
 ## the four benchmarks), in one archive to carry to a GPU machine that has no
 ## Go; gpu-evidence-run unpacks it into $(BIN) there.
 GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
-GPU_PACK_BINS := gpuaccept launchbench geometry rfbench edgebench
+GPU_PACK_BINS := gpuaccept launchbench geometry rfbench edgebench replicated rayd
 gpu-pack: gpu-bins
 	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
 	@ls -l $(GPU_PACK)
@@ -98,8 +99,8 @@ gpu-census:
 ## logged to $(EVIDENCE_LOG)/<step>.log. Every step runs even when one fails;
 ## the target fails when any did. EVIDENCE_TAR=path packs the files written
 ## (and the logs) into one tar.gz, to unpack at the repository root.
-EVIDENCE_STEPS ?= gpu-accept-run bench-geometry bench-edges bench-rf bench-launch
-EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
+EVIDENCE_STEPS ?= gpu-accept-run gpu-replicated bench-geometry bench-edges bench-rf bench-launch
+EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/replicated-1gpu.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
 	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/launch-h200-run*.json \
 	$(RESULTS_DIR)/edges-h200-compute-point-full.json $(RESULTS_DIR)/edges-h200-compute-point-full.txt \
 	$(RESULTS_DIR)/edges-h200-compute-rays-full.json $(RESULTS_DIR)/edges-h200-compute-rays-full.txt \
@@ -127,6 +128,13 @@ gpu-harden:
 	RAYD_REQUIRE_GPU=1 RAYD_EVIDENCE_DIR=$(EVIDENCE_DIR) \
 	RAYD_FAULT_RUNS=60 RAYD_LEAK_CYCLES=1000 RAYD_SOAK_SECONDS=300 \
 		$(BIN)/rayd.test -test.run 'GPUFaultSweep|GPULeakCycles|GPUSoak' -test.v -test.timeout 20m
+
+## gpu-replicated: the replicated engine on one GPU (two replicas on the
+## same device against the single-device scene, every per_ray operation
+## bitwise, Offload row accounting, compute-mesh half-ray timing) ->
+## $(EVIDENCE_DIR)/replicated-1gpu.json.
+gpu-replicated:
+	$(BIN)/replicated -out $(EVIDENCE_DIR)/replicated-1gpu.json
 
 ## bench-launch: launch micro-benchmark against the C driver-API baseline,
 ## LAUNCH_RUNS times -> $(RESULTS_DIR)/launch-h200-run<i>.json (needs nvcc).
