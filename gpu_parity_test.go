@@ -311,7 +311,7 @@ func mustStreamOn(t *testing.T, b *rayd.Buffer[float32]) *rayd.Stream {
 }
 
 func TestReplicatedSceneOnTwoGPUsIsBitwiseOneGPU(t *testing.T) {
-	gputest.MustHaveDevices(t, 2)
+	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 11))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(64, 2, -0.5)}
@@ -319,10 +319,11 @@ func TestReplicatedSceneOnTwoGPUsIsBitwiseOneGPU(t *testing.T) {
 	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA))
 	require.NoError(t, err)
 	defer one.Close()
-	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 4096}))
+	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...),
+		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 4096, AllowSameDevice: same}))
 	require.NoError(t, err)
 	defer two.Close()
-	assert.Equal(t, []int{0, 1}, two.Devices())
+	assert.Equal(t, devs, two.Devices())
 	tb, err := geom.BuildTables(meshes)
 	require.NoError(t, err)
 	for _, n := range []int{1, 4095, 100003, 300001} {
@@ -360,11 +361,11 @@ func TestReplicatedSceneOnTwoGPUsIsBitwiseOneGPU(t *testing.T) {
 // same two queries one after the other. There is no interpreter lock: the
 // calls only share the layer's replicas and streams.
 func TestConcurrentQueriesOverlap(t *testing.T) {
-	gputest.MustHaveDevices(t, 2)
+	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(5, 6))
 	meshes := []rayd.Mesh{testscene.Soup(r, 400000, 0.01)}
-	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1))
+	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{AllowSameDevice: same}))
 	require.NoError(t, err)
 	defer s.Close()
 	tb, err := geom.BuildTables(meshes)

@@ -20,7 +20,7 @@ import (
 // records on the master) and agree bit for bit with the host paths of a
 // 1-GPU scene; poisoned outputs are all overwritten.
 func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
-	gputest.MustHaveDevices(t, 2)
+	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 13))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(48, 2, -0.5)}
@@ -28,7 +28,8 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA))
 	require.NoError(t, err)
 	defer one.Close()
-	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024}))
+	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...),
+		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024, AllowSameDevice: same}))
 	require.NoError(t, err)
 	defer two.Close()
 	tb, err := geom.BuildTables(meshes)
@@ -82,7 +83,8 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	}
 
 	// Weights [1 0]: the single-device launch on the master, same bits.
-	pinned, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithMultiDevice(rayd.MultiDeviceOptions{Weights: []float64{1, 0}}))
+	pinned, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...),
+		rayd.WithMultiDevice(rayd.MultiDeviceOptions{Weights: []float64{1, 0}, AllowSameDevice: same}))
 	require.NoError(t, err)
 	defer pinned.Close()
 	_, _, pg := intersectInto(t, pinned, rays)
@@ -127,11 +129,11 @@ func intersectInto(t *testing.T, s *rayd.Scene, rays rayd.Rays) (*rayd.DeviceRay
 // The built-in probe on CUDA replicas: every device is timed with resident
 // rays, the ladder runs, and the weights land under the default operation.
 func TestGPUCalibrateBuiltInProbe(t *testing.T) {
-	gputest.MustHaveDevices(t, 2)
+	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 17))
 	meshes := []rayd.Mesh{testscene.Soup(r, 50000, 0.02)}
-	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1))
+	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{AllowSameDevice: same}))
 	require.NoError(t, err)
 	defer s.Close()
 	for _, b := range []int{0, 4} {

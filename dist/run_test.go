@@ -18,10 +18,12 @@ import (
 func TestRunReturnsInitFailures(t *testing.T) {
 	t.Setenv(EnvNVLS, "0")
 	called := false
-	// Local rank 99 has no device on any machine (and without NCCL Init
-	// fails before that).
-	err := Run(context.Background(), Env{Rank: 0, WorldSize: 1, LocalRank: 99, LocalWorldSize: 100, MasterAddr: "127.0.0.1", MasterPort: 1},
-		Options{Timeout: time.Second}, func(context.Context, *Comm) error { called = true; return nil })
+	// Device 1<<20 exists on no machine (and without NCCL Init fails before
+	// that). A local rank past the device count is no failure on a
+	// machine with one visible device: that is the CUDA_VISIBLE_DEVICES
+	// pinning of a launcher, and the rank takes device 0.
+	err := Run(context.Background(), Env{Rank: 0, WorldSize: 1, LocalRank: 0, LocalWorldSize: 1, MasterAddr: "127.0.0.1", MasterPort: 1},
+		Options{Timeout: time.Second, PinDevice: true, Device: 1 << 20}, func(context.Context, *Comm) error { called = true; return nil })
 	require.Error(t, err)
 	assert.False(t, called)
 }

@@ -76,3 +76,17 @@ func gate(t testing.TB, n, count int, err error, require bool) []int {
 	}
 	return ords
 }
+
+// ReplicaDevices gates t on one device (as MustHaveDevices(t, 1)) and
+// returns the device list of a replicated-scene test: [0, 1] where two
+// devices are visible, else [0, 0] with sameDevice true, for which the
+// caller sets MultiDeviceOptions.AllowSameDevice: the whole replicated path
+// then runs as two replicas on the one GPU.
+func ReplicaDevices(t testing.TB) (devices []int, sameDevice bool) {
+	t.Helper()
+	ords := MustHaveDevices(t, 1)
+	if len(ords) >= 2 {
+		return []int{0, 1}, false
+	}
+	return []int{0, 0}, true
+}
