@@ -24,7 +24,7 @@ func simScene(t *testing.T, n int, o rayd.MultiDeviceOptions) *rayd.Scene {
 	t.Helper()
 	meshes := []rayd.Mesh{testscene.Grid(16, 2, 0), testscene.Sphere([3]float32{0, 0, 0.4}, 0.3, 12, 6)}
 	s, err := rayd.NewScene(context.Background(), meshes, rayd.WithDevices(rfOrdinals(n)...),
-		rayd.WithReplicaSource(simSource{simdev.New(simdev.Config{Devices: n})}), rayd.WithMultiDevice(o))
+		rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: n})), rayd.WithMultiDevice(o))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
@@ -129,7 +129,7 @@ func ExampleScene_Calibrate() {
 	ctx := context.Background()
 	meshes := []rayd.Mesh{testscene.Grid(16, 2, 0)}
 	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1),
-		rayd.WithReplicaSource(simSource{simdev.New(simdev.Config{Devices: 2})}))
+		rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 2})))
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/rayd-go/rayd/edge"
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/internal/engine"
+	"github.com/rayd-go/rayd/shard"
 )
 
 // Nearest-edge records (operations spec §5): one row per query point or
@@ -190,15 +191,11 @@ func (s *Scene) NearestEdges(ctx context.Context, points []float32, k int, activ
 // row's edge frozen: the gradients with respect to the points (3 per row)
 // and to the scene's vertices (3 per global vertex), in float64.
 func (s *Scene) NearestEdgeVJP(ctx context.Context, points []float32, res *NearestPointEdge, g EdgePointCotangent) (dPoints, dVertices []float64, err error) {
-	n, err := edge.CheckPointBatch(points, nil)
-	if err != nil {
-		return nil, nil, err
+	if res == nil {
+		return nil, nil, fmt.Errorf("%w: the backward pass needs the forward record", ErrInvalidArgument)
 	}
-	gid, err := frozenEdges(res, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkCotangents(n, []cotangent{{"distance", g.Distance, 1}, {"edge_point", g.EdgePoint, 3}, {"edge_t", g.EdgeT, 1}}); err != nil {
+	t := &shard.NearestEdgeVJP{Points: points, GlobalEdgeID: res.GlobalEdgeID, G: g, Vertices: s.tables.NumVertices()}
+	if _, err := t.Rows(); err != nil {
 		return nil, nil, err
 	}
 	ed, err := s.edgeEnter(ctx)
@@ -206,7 +203,7 @@ func (s *Scene) NearestEdgeVJP(ctx context.Context, points []float32, res *Neare
 		return nil, nil, err
 	}
 	defer s.mu.RUnlock()
-	r, err := s.eng.NearestEdgeVJP(ctx, ed, points, gid, g)
+	r, err := s.eng.NearestEdgeVJP(ctx, ed, points, res.GlobalEdgeID, g)
 	if err != nil || r == nil {
 		return nil, nil, err
 	}
@@ -217,19 +214,12 @@ func (s *Scene) NearestEdgeVJP(ctx context.Context, points []float32, res *Neare
 // each row's edge frozen: the gradients with respect to the origins, the
 // directions (3 per row) and the vertices (3 per global vertex).
 func (s *Scene) NearestEdgeRayVJP(ctx context.Context, r Rays, res *NearestRayEdge, g EdgeRayCotangent) (dOrigins, dDirections, dVertices []float64, err error) {
-	n, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, nil)
-	if err != nil {
-		return nil, nil, nil, err
+	if res == nil {
+		return nil, nil, nil, fmt.Errorf("%w: the backward pass needs the forward record", ErrInvalidArgument)
 	}
-	var gid []int32
-	if res != nil {
-		gid = res.GlobalEdgeID
-	}
-	if gid, err = frozenEdges(&NearestPointEdge{GlobalEdgeID: gid}, n); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := checkCotangents(n, []cotangent{{"distance", g.Distance, 1}, {"ray_t", g.RayT, 1}, {"point", g.Point, 3},
-		{"edge_t", g.EdgeT, 1}, {"edge_point", g.EdgePoint, 3}}); err != nil {
+	t := &shard.NearestEdgeRayVJP{O: r.Origins, D: r.Directions, TMax: r.TMax, GlobalEdgeID: res.GlobalEdgeID, G: g,
+		Vertices: s.tables.NumVertices()}
+	if _, err := t.Rows(); err != nil {
 		return nil, nil, nil, err
 	}
 	ed, err := s.edgeEnter(ctx)
@@ -237,36 +227,9 @@ func (s *Scene) NearestEdgeRayVJP(ctx context.Context, r Rays, res *NearestRayEd
 		return nil, nil, nil, err
 	}
 	defer s.mu.RUnlock()
-	out, err := s.eng.NearestEdgeRayVJP(ctx, ed, r.engine(), gid, g)
+	out, err := s.eng.NearestEdgeRayVJP(ctx, ed, r.engine(), res.GlobalEdgeID, g)
 	if err != nil || out == nil {
 		return nil, nil, nil, err
 	}
 	return out.Origins, out.Directions, out.Vertices, nil
-}
-
-// frozenEdges returns the forward's global edge ids of n rows.
-func frozenEdges(res *NearestPointEdge, n int) ([]int32, error) {
-	if res == nil {
-		return nil, fmt.Errorf("%w: the backward pass needs the forward record", ErrInvalidArgument)
-	}
-	if len(res.GlobalEdgeID) != n {
-		return nil, &geom.LengthError{Field: "result", Got: len(res.GlobalEdgeID), Want: n, PerRow: 1}
-	}
-	return res.GlobalEdgeID, nil
-}
-
-// cotangent is one optional per-row upstream gradient.
-type cotangent struct {
-	name string
-	v    []float64
-	per  int
-}
-
-func checkCotangents(n int, fs []cotangent) error {
-	for _, f := range fs {
-		if f.v != nil && len(f.v) != f.per*n {
-			return &geom.LengthError{Field: f.name, Got: len(f.v), Want: f.per * n, PerRow: f.per}
-		}
-	}
-	return nil
 }

@@ -45,7 +45,7 @@ func TestSceneEdgeQueriesMatchTheReference(t *testing.T) {
 		meshes := edgeMeshes(r, soupEdges)
 		scenes := map[string]*rayd.Scene{"cpu": cpuScene(t, meshes...)}
 		sim, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1),
-			rayd.WithReplicaSource(simSource{simdev.New(simdev.Config{Devices: 2})}))
+			rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 2})))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = sim.Close() })
 		scenes["replicated"] = sim

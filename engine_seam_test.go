@@ -29,7 +29,7 @@ func simReplicated(t *testing.T, meshes []rayd.Mesh, devs []int, o rayd.MultiDev
 	t.Helper()
 	cluster := simdev.New(simdev.Config{Devices: 2})
 	o.AllowSameDevice = true
-	s, err := rayd.NewScene(context.Background(), meshes, rayd.WithDevices(devs...), rayd.WithReplicaSource(simSource{cluster}),
+	s, err := rayd.NewScene(context.Background(), meshes, rayd.WithDevices(devs...), rayd.WithReplicaSource(cluster),
 		rayd.WithMultiDevice(o))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })

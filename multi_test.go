@@ -16,15 +16,6 @@ import (
 	"github.com/rayd-go/rayd/shard"
 )
 
-// simSource serves simulated devices (CPU reference replicas) to a
-// replicated scene, so the whole multi-device path runs without a GPU.
-type simSource struct{ c *simdev.Cluster }
-
-func (s simSource) Topology() shard.Topology { return s.c }
-func (s simSource) Builder(master int, meshes []rayd.Mesh) shard.Builder {
-	return s.c.Builder(master, meshes)
-}
-
 func TestReplicatedSceneOnSimulatedDevices(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
@@ -41,7 +32,7 @@ func TestReplicatedSceneOnSimulatedDevices(t *testing.T) {
 		for i := range devs {
 			devs[i] = i
 		}
-		s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithReplicaSource(simSource{cluster}),
+		s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithReplicaSource(cluster),
 			rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 64}))
 		require.NoError(t, err)
 		assert.Equal(t, devs, s.Devices())
@@ -68,7 +59,7 @@ func TestReplicatedSceneBroadcastsUpdates(t *testing.T) {
 	ctx := context.Background()
 	meshes := []rayd.Mesh{unitTriangle()}
 	cluster := simdev.New(simdev.Config{Devices: 2})
-	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithReplicaSource(simSource{cluster}),
+	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithReplicaSource(cluster),
 		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1}))
 	require.NoError(t, err)
 	defer s.Close()
@@ -89,16 +80,16 @@ func TestReplicatedSceneBroadcastsUpdates(t *testing.T) {
 func TestReplicatedSceneValidation(t *testing.T) {
 	ctx := context.Background()
 	cluster := simdev.New(simdev.Config{Devices: 2})
-	_, err := rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithDevices(0, 1), rayd.WithReplicaSource(simSource{cluster}),
+	_, err := rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithDevices(0, 1), rayd.WithReplicaSource(cluster),
 		rayd.WithMultiDevice(rayd.MultiDeviceOptions{Weights: []float64{1}}))
 	assert.ErrorIs(t, err, shard.ErrInvalidOption)
-	_, err = rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithDevices(0, 0), rayd.WithReplicaSource(simSource{cluster}))
+	_, err = rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithDevices(0, 0), rayd.WithReplicaSource(cluster))
 	assert.ErrorIs(t, err, shard.ErrInvalidDevices)
-	_, err = rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithDevices(0, 5), rayd.WithReplicaSource(simSource{cluster}))
+	_, err = rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithDevices(0, 5), rayd.WithReplicaSource(cluster))
 	var de *shard.DeviceError
 	assert.True(t, errors.As(err, &de), "%v", err)
 	// One device without a chunking knob is the plain scene (no layer).
-	s, err := rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithDevices(0), rayd.WithReplicaSource(simSource{cluster}),
+	s, err := rayd.NewScene(ctx, []rayd.Mesh{unitTriangle()}, rayd.WithDevices(0), rayd.WithReplicaSource(cluster),
 		rayd.WithBackend(rayd.BackendCPU))
 	require.NoError(t, err)
 	assert.Nil(t, s.LastDispatch())

@@ -18,15 +18,6 @@ import (
 	"github.com/rayd-go/rayd/shard"
 )
 
-// rfSimSource serves simulated devices (CPU reference replicas) to a
-// replicated scene.
-type rfSimSource struct{ c *simdev.Cluster }
-
-func (s rfSimSource) Topology() shard.Topology { return s.c }
-func (s rfSimSource) Builder(master int, meshes []rayd.Mesh) shard.Builder {
-	return s.c.Builder(master, meshes)
-}
-
 func rfOrdinals(n int) []int {
 	d := make([]int, n)
 	for i := range d {
@@ -39,7 +30,7 @@ func rfOrdinals(n int) []int {
 func rfSimScene(t *testing.T, n int, meshes []rayd.Mesh, o rayd.MultiDeviceOptions) *rayd.Scene {
 	t.Helper()
 	s, err := rayd.NewScene(context.Background(), meshes, rayd.WithDevices(rfOrdinals(n)...),
-		rayd.WithReplicaSource(rfSimSource{simdev.New(simdev.Config{Devices: n})}), rayd.WithMultiDevice(o))
+		rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: n})), rayd.WithMultiDevice(o))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	requireRFRouted(t, s)

@@ -112,7 +112,7 @@ func TestVisibilityVariantsCPUAndReplicated(t *testing.T) {
 	meshes := visibilityMeshes(r)
 	want := cpuScene(t, meshes...)
 	sim, err := rayd.NewScene(context.Background(), meshes, rayd.WithDevices(0, 1),
-		rayd.WithReplicaSource(simSource{simdev.New(simdev.Config{Devices: 2})}))
+		rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 2})))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sim.Close() })
 	checkVisibilityVariants(t, r, want, map[string]*rayd.Scene{"replicated": sim})

@@ -8,15 +8,7 @@ import (
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/internal/simdev"
-	"github.com/rayd-go/rayd/shard"
 )
-
-type simSource struct{ c *simdev.Cluster }
-
-func (s simSource) Topology() shard.Topology { return s.c }
-func (s simSource) Builder(master int, meshes []rayd.Mesh) shard.Builder {
-	return s.c.Builder(master, meshes)
-}
 
 // simScenes is the comparison's factory on the CPU: a CPU scene and a
 // same-device replicated scene of simulated devices.
@@ -27,7 +19,7 @@ func simScenes(ctx context.Context, meshes []rayd.Mesh, o rayd.MultiDeviceOption
 	}
 	o.AllowSameDevice, o.MinRaysPerDevice = true, 1
 	repl, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 0), rayd.WithMultiDevice(o),
-		rayd.WithReplicaSource(simSource{simdev.New(simdev.Config{Devices: 1})}))
+		rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 1})))
 	if err != nil {
 		return nil, nil, errJoin(err, single.Close())
 	}

@@ -23,14 +23,6 @@ import (
 	"github.com/rayd-go/rayd/shard"
 )
 
-// simSource serves a replicated engine from simulated devices.
-type simSource struct{ c *simdev.Cluster }
-
-func (s simSource) Topology() shard.Topology { return s.c }
-func (s simSource) Builder(master int, meshes []geom.Mesh) shard.Builder {
-	return s.c.Builder(master, meshes)
-}
-
 func tables(t *testing.T) *geom.Tables {
 	t.Helper()
 	m := workload.GridMesh(6, 2)
@@ -248,7 +240,7 @@ func engines(t *testing.T, tb *geom.Tables) map[string]engine.Engine {
 	for name, devs := range map[string][]int{"replicated-sim": {0, 1}, "replicated-sim-same-device": {0, 0}} {
 		r, err := replicated.New(ctx, replicated.Config{Devices: devs, Tables: tb,
 			Options: shard.Options{AllowSameDevice: true, MinRaysPerDevice: 1, MinLanesPerDevice: 1},
-			Source:  simSource{simdev.New(simdev.Config{Devices: 2})}})
+			Source:  simdev.New(simdev.Config{Devices: 2})})
 		require.NoError(t, err)
 		out[name] = r
 	}

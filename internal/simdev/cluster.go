@@ -150,6 +150,10 @@ func New(cfg Config) *Cluster {
 // DeviceCount implements shard.Topology.
 func (c *Cluster) DeviceCount() int { return c.cfg.Devices }
 
+// Topology returns the cluster itself: with Builder it makes a Cluster the
+// replica source of a replicated scene (rayd.WithReplicaSource).
+func (c *Cluster) Topology() shard.Topology { return c }
+
 // CanAccessPeer implements shard.Topology.
 func (c *Cluster) CanAccessPeer(from, to int) bool {
 	for _, p := range c.cfg.NoPeer {
