@@ -1,19 +1,30 @@
 // Package rayd is GPU ray geometry for Go: ray–mesh intersection, specular
-// reflection chains and visibility over triangle meshes, on NVIDIA GPUs
-// through the CUDA driver API, without cgo.
+// reflection chains, visibility and its variants, nearest-edge queries,
+// their gradients and RF-style grid accumulation over triangle meshes, on
+// one or many NVIDIA GPUs through the CUDA driver API, without cgo.
 //
-// A Scene is built from meshes on one device (NewScene). Queries take host
-// slices (the convenience path: Intersect, TraceReflections, Visible) or
-// device-resident buffers (the fast path: IntersectInto and friends, which
-// allocate nothing per call). Every query takes a context first; a *Scene is
-// safe for concurrent queries, and UpdateVertices refits dynamic meshes
-// between them.
+// A Scene is built from meshes (NewScene). Queries take host slices (the
+// convenience path: Intersect, TraceReflections, Visible, NearestEdge, …)
+// or device-resident buffers (the fast path: IntersectInto and friends,
+// which allocate nothing per call). Every query takes a context first; a
+// *Scene is safe for concurrent queries, and UpdateVertices refits dynamic
+// meshes between them.
 //
-// Backends: BackendCUDA runs rayd-go's own GPU BVH (built on the device);
-// BackendCPU is the pure-Go reference, used as the oracle in tests and as a
-// slow fallback when no GPU driver is present. BackendAuto (the default)
-// picks CUDA when a device can be opened and otherwise falls back to the CPU
-// loudly (a warning through log/slog and Scene.Backend reporting it).
+// The Scene is a façade over one engine (see ARCHITECTURE.md): it validates
+// every call once and runs it on the scene's engine — the pure-Go CPU
+// references (BackendCPU, the oracle of the tests), one CUDA device
+// (BackendCUDA, rayd-go's own GPU BVH; BackendOptiX on GPUs with RT cores),
+// or a replicated layer over several devices (WithDevices), which shards
+// every operation across its GPUs. An engine that cannot run an operation
+// returns an error matching ErrUnsupported; none answers through another
+// backend. BackendAuto (the default) picks the best GPU backend when a
+// device opens and otherwise falls back to the CPU reference, with one
+// warning per process through log/slog (Scene.Backend reports it).
+//
+// Errors match the package's sentinels with errors.Is: ErrInvalidArgument,
+// ErrInvalidMesh, ErrLength, ErrTooLarge, ErrWrongDevice, ErrClosed,
+// ErrBackendUnavailable, ErrMultiDeviceUnavailable, ErrPoisoned and
+// ErrUnsupported.
 //
 // Semantics follow RayD's operation contract: misses report t = +Inf (1e8 in
 // reflection slots) and id -1, non-finite rays are misses, inactive rows
