@@ -219,6 +219,7 @@ func TestReplicatedSceneRecoversThroughRebuild(t *testing.T) {
 	rays := rayd.Rays{Origins: pts, Directions: ends}
 	_, err = s.Intersect(ctx, rays, rayd.FlagsAll)
 	require.ErrorIs(t, err, rayd.ErrPoisoned)
+	assert.ErrorContains(t, err, "Scene.Rebuild", "every refusal names the recovery call")
 	cluster.ClearFaults()
 	require.NoError(t, s.Rebuild(ctx))
 	got, err := s.Intersect(ctx, rays, rayd.FlagsAll)

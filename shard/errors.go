@@ -170,7 +170,7 @@ type PoisonedError struct {
 
 // Error implements error.
 func (e *PoisonedError) Error() string {
-	return fmt.Sprintf("shard: replicated scene poisoned by %s: %v; rebuild it (Layer.Build) before any other call",
+	return fmt.Sprintf("shard: replicated scene poisoned by %s: %v; rebuild it (Scene.Rebuild; Layer.Build on a bare layer) before any other call",
 		e.Operation, e.Cause)
 }
 
