@@ -30,6 +30,7 @@ using namespace rayd_edge;
 // caps it at 128 registers (a few bytes of spills); 5 at 96 (a few hundred).
 #define EDGE_RAY_MIN_BLOCKS 4
 #define EDGE_DONE 0x7fffffff /* no node left to open (never a node index) */
+#define EDGE_FULL 0xffffffffu
 
 namespace {
 
@@ -269,15 +270,19 @@ __device__ __forceinline__ double scene_bound(const float4* __restrict__ nodes) 
     return isfinite(sum) ? m : INFINITY;
 }
 
+// Results of ray_lane::step.
+enum { STEP_OK, STEP_DONE, STEP_WAIT };
+
 // ray_lane is the traversal state of one lane of rayd_edge_nearest_ray,
 // kept small (registers bound the lanes in flight): the row's query as its
 // float32 inputs (T: the range, +Inf for a half ray), the best (squared
 // distance, parameters, record slot, global id), the float32 test (off for
-// a query outside its range), the stack of nodes still to open, the next
-// node and the records [cur, end) being scanned. The stack array lives
-// outside the struct (a dynamically indexed member would send the whole
-// struct to local memory). The float64 distance has one call site
-// (edge_step), which keeps the kernel's register count down.
+// a query outside its range), the record waiting for its float64 distance
+// (pend), the stack of nodes still to open, the next node and the records
+// [cur, end) being scanned. The stack array lives outside the struct (a
+// dynamically indexed member would send the whole struct to local memory).
+// The float64 distance has one call site (resolve), which keeps the
+// kernel's register count down.
 struct ray_lane {
     const float4* recs;
     const unsigned char* mask;
@@ -285,14 +290,15 @@ struct ray_lane {
     double d2, t, s;
     int k, gid;
     q32 f;
-    bool test;  // false: every record of the scan goes to exact
+    bool test;  // false: every record of the scan is a candidate
+    int pend;   // record slot awaiting resolve, −1: none
     int sp, node, cur, end;
 
     // start takes a row's query (q, from ray_setup) over a scene of bound B
     // and num_recs records; a row that is not ok is finished at once (a
     // miss). Outside the float32 test's range the row scans every record.
     __device__ __forceinline__ void start(const ray_q& q, bool ok, double B, int num_recs) {
-        d2 = INFINITY; t = 0.0; s = 0.0; k = -1; gid = -1;
+        d2 = INFINITY; t = 0.0; s = 0.0; k = -1; gid = -1; pend = -1;
         sp = 0; cur = 0; end = 0; node = EDGE_DONE;
         if (!ok) return;
         test = q32_setup(f, q.o.x, q.o.y, q.o.z, q.d.x, q.d.y, q.d.z, q.T, B);
@@ -308,20 +314,25 @@ struct ray_lane {
         sp = 0; cur = 0; end = num_recs; node = EDGE_DONE;
     }
 
-    // step does one unit of work (one record or one node) and returns false
-    // when the row is finished.
-    __device__ __forceinline__ bool step(const float4* __restrict__ nodes, int num_recs, int* stack) {
+    // step does one unit of work: one record (a candidate becomes pend) or
+    // one node. STEP_WAIT: it cannot go on before pend is resolved (a second
+    // candidate, or the walk is over); STEP_DONE: the row is finished.
+    __device__ __forceinline__ int step(const float4* __restrict__ nodes, int num_recs, int* stack) {
         if (cur < end) {
-            edge_step(cur++);
-            return true;
+            if (candidate(cur)) {
+                if (pend >= 0) return STEP_WAIT;  // cur is tested again once pend is resolved
+                pend = cur;
+            }
+            ++cur;
+            return STEP_OK;
         }
-        if (node == EDGE_DONE) return false;
+        if (node == EDGE_DONE) return pend >= 0 ? STEP_WAIT : STEP_DONE;
         if (node < 0) {  // a leaf: scan its records in the next steps
             int payload = ~node;
             cur = payload >> RAYD_LEAF_COUNT_BITS;
             end = cur + (payload & ((1 << RAYD_LEAF_COUNT_BITS) - 1)) + 1;
             node = sp > 0 ? stack[--sp] : EDGE_DONE;
-            return true;
+            return STEP_OK;
         }
         const float4* n = nodes + 4LL * node;
         float4 n0 = n[0], n1 = n[1], n2 = n[2], n3 = n[3];
@@ -331,7 +342,7 @@ struct ray_lane {
         if (h0 && h1) {
             if (sp == EDGE_STACK) {  // never with a build of height ≤ RAYD_MAX_DEPTH
                 scan_all(num_recs);
-                return true;
+                return STEP_OK;
             }
             // Open the child whose centre is nearer the query first.
             bool swap = q32_key(f, dx, dy, dz, T, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w) <
@@ -343,29 +354,35 @@ struct ray_lane {
         } else {
             node = sp > 0 ? stack[--sp] : EDGE_DONE;
         }
-        return true;
+        return STEP_OK;
     }
 
-    // edge_step prefilters record slot with its own box and its sphere and
-    // runs the float64 distance when both pass; the best follows the
-    // brute-force rule (smaller d², then lower id) and the test's inflation
-    // follows a smaller best.
-    __device__ __forceinline__ void edge_step(int slot) {
+    // candidate: record slot is enabled and passes the float32 prefilters
+    // (its own box, then its sphere) for the current best.
+    __device__ __forceinline__ bool candidate(int slot) const {
         float4 a = recs[3LL * slot], b = recs[3LL * slot + 1];
+        if (!enabled(mask, __float_as_int(a.w))) return false;
+        return !test || (q32_hit(f, fminf(a.x, b.x), fmaxf(a.x, b.x), fminf(a.y, b.y), fmaxf(a.y, b.y),
+                                 fminf(a.z, b.z), fmaxf(a.z, b.z)) &&
+                         !q32_far(f, dx, dy, dz, T, a, b));
+    }
+
+    // resolve runs the float64 distance of pend; the best follows the
+    // brute-force rule (smaller d², then lower id) and the test's inflation
+    // follows a smaller best. A stale best at the prefilter only let more
+    // records through.
+    __device__ __forceinline__ void resolve() {
+        float4 a = recs[3LL * pend], b = recs[3LL * pend + 1];
         int g = __float_as_int(a.w);
-        if (!enabled(mask, g)) return;
-        if (test && (!q32_hit(f, fminf(a.x, b.x), fmaxf(a.x, b.x), fminf(a.y, b.y), fmaxf(a.y, b.y),
-                              fminf(a.z, b.z), fmaxf(a.z, b.z)) ||
-                     q32_far(f, dx, dy, dz, T, a, b)))
-            return;
         double ti, si;
         double di = ray_segment(mk(f.ox, f.oy, f.oz), mk(dx, dy, dz), (double)T, mk(a.x, a.y, a.z),
                                 mk(b.x, b.y, b.z), ti, si);
         if (di < d2 || (di == d2 && g < gid)) {
             bool closer = di < d2;
-            d2 = di; t = ti; s = si; k = slot; gid = g;
+            d2 = di; t = ti; s = si; k = pend; gid = g;
             if (closer && test) q32_radius(f, d2);
         }
+        pend = -1;
     }
 
     // finish copies the best into q (set up by ray_setup for this row).
@@ -409,7 +426,11 @@ __global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_point(
 // as soon as it finishes one, so a warp is not held by its longest ray.
 // Each loop iteration is one unit of work per lane: one node (both children
 // tested, the farther pushed) or one leaf record (float32 box and sphere
-// prefilters, then the float64 distance).
+// prefilters). A record that passes waits as the lane's candidate while the
+// lane walks on; the warp runs the float64 distances of its candidates
+// together once half of its busy lanes hold one, so the expensive step is
+// not serialized lane by lane. All 32 lanes stay in the loop until the
+// warp's share is done (blockDim.x must be a multiple of 32).
 __global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_MIN_BLOCKS) rayd_edge_nearest_ray(
     const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
     const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
@@ -429,22 +450,43 @@ __global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_MIN_BLOCKS) rayd_edge_n
     int stack[EDGE_STACK];
     L.recs = recs;
     L.mask = mask;
-    long long i = -1;  // the lane's row, −1: none
+    L.pend = -1;
+    long long i = -1;       // the lane's row, −1: none
+    bool drained = false;   // the warp's share has no row left for this lane
+    bool waiting = false;   // the last step was STEP_WAIT
     for (;;) {
-        if (i < 0) {
-            i = first + atomicAdd(&next_row[warp], 1);
-            if (i >= last) break;
-            ray_q q;
-            bool ok = ray_setup(o, d, tmax, active, i, q) && num_recs > 0;
-            L.start(q, ok, B, num_recs);
+        if (i < 0 && !drained) {
+            long long r = first + atomicAdd(&next_row[warp], 1);
+            drained = r >= last;
+            if (!drained) {
+                i = r;
+                ray_q q;
+                bool ok = ray_setup(o, d, tmax, active, i, q) && num_recs > 0;
+                L.start(q, ok, B, num_recs);
+            }
         }
-        if (!L.step(nodes, num_recs, stack)) {
+        if (__all_sync(EDGE_FULL, i < 0)) break;  // then every lane is drained
+        int st = STEP_WAIT;
+        if (i >= 0 && (L.pend < 0 || !waiting)) st = L.step(nodes, num_recs, stack);
+        waiting = st == STEP_WAIT;
+        if (st == STEP_DONE) {
             ray_q q;
             q.recs = recs; q.mask = mask;
             ray_setup(o, d, tmax, active, i, q);
             L.finish(q);
             write_ray(out, recs, i, q);
             i = -1;
+        }
+        // The float64 distances run together, once at least half of the
+        // lanes with a row hold a candidate (lanes that wait included); a
+        // row without the float32 test (every record a candidate) does not
+        // wait.
+        bool holds = i >= 0 && L.pend >= 0;
+        unsigned int held = __ballot_sync(EDGE_FULL, holds);
+        unsigned int rows = __ballot_sync(EDGE_FULL, i >= 0);
+        if (holds && (2 * __popc(held) >= __popc(rows) || !L.test)) {
+            L.resolve();
+            waiting = false;
         }
     }
 }
