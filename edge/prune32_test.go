@@ -15,7 +15,7 @@ import (
 
 var (
 	prune32Cases = flag.Int("prune32.cases", 0, "pairwise cases of TestPrune32NeverDropsACandidate (0: default)")
-	prune32Rows  = flag.Int("prune32.rows", 0, "queries per scene of TestPrune32WalkEqualsScan (0: default)")
+	prune32Rows  = flag.Int("prune32.rows", 0, "queries per scene of TestPrune32WalkEqualsScan and TestPrune32WarpEqualsScan (0: default)")
 )
 
 func f32(x float64) float64 { return float64(float32(x)) }

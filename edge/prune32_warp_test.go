@@ -240,6 +240,9 @@ func TestPrune32WarpEqualsScan(t *testing.T) {
 	if testing.Short() {
 		share = 64
 	}
+	if *prune32Rows > 0 {
+		share = *prune32Rows
+	}
 	seed := rand.Uint64()
 	for _, sc := range []struct {
 		name string

@@ -257,7 +257,7 @@ __device__ __forceinline__ bool cannot_beat(const ray_q& q, double inv_dd, const
 
 // scene_bound is the largest |coordinate| of the root's two child boxes,
 // which hold every box and endpoint of the tree (+Inf when one is not
-// finite: the ray query then keeps the float64 bounds).
+// finite: the ray rows then scan every edge).
 __device__ __forceinline__ double scene_bound(const float4* __restrict__ nodes) {
     float4 n0 = nodes[0], n1 = nodes[1], n2 = nodes[2];
     double m = 0.0, sum = 0.0;
