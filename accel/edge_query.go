@@ -140,13 +140,6 @@ func (b *EdgeBVH) BruteRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
 	return b.rayQuery(streamRunner{s}, "rayd_edge_brute_ray", r, out)
 }
 
-// edgeRayRowsPerLane is the mean number of rows each lane of
-// rayd_edge_nearest_ray takes (the kernel splits the rows evenly over the
-// grid's warps, any grid size, and its lanes refill from their warp's
-// share): enough rows that a warp is not held by its longest ray, blocks
-// enough that the hardware balances them over the SMs.
-const edgeRayRowsPerLane = 8
-
 // rayQuery launches a checked ray query.
 func (b *EdgeBVH) rayQuery(rn runner, entry string, r Rays, out EdgeRayOut) error {
 	if r.N == 0 {
@@ -154,9 +147,6 @@ func (b *EdgeBVH) rayQuery(rn runner, entry string, r Rays, out EdgeRayOut) erro
 	}
 	nodes, recs := b.tree()
 	grid, blk := threads1D(r.N, EdgeThreads)
-	if entry == "rayd_edge_nearest_ray" {
-		grid = launch.Blocks((r.N+edgeRayRowsPerLane-1)/edgeRayRowsPerLane, EdgeThreads)
-	}
 	args := []any{recs, int32(b.numEdges), nullable(b.mask), r.O, r.D, nullable(r.TMax), nullable(r.Active),
 		int32(r.N), out.Distance, out.RayT, out.Point, out.EdgeT, out.EdgePoint, out.ShapeID, out.EdgeID, out.GlobalEdgeID}
 	if entry == "rayd_edge_nearest_ray" {

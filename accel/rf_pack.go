@@ -18,7 +18,7 @@ const (
 const (
 	// DfrStateWords is the size of one packed diffraction state in 32-bit
 	// words (see PackDfrStates).
-	DfrStateWords = 80
+	DfrStateWords = 64
 	// FaceMaterialWords is the size of one packed face material (eta_r,
 	// sigma, mu_r, gain, valid as 0 or 1), float32 each.
 	FaceMaterialWords = 5
@@ -37,9 +37,6 @@ const (
 	stPos, stDir, stTMin, stTMax, stN0, stN1, stExt, stSrc, stPower, stGain = 0, 3, 6, 7, 8, 11, 14, 15, 18, 19
 	stEdge, stActive, stPrim0, stPrim1, stSuffixN, stSuffixFace             = 20, 21, 22, 23, 24, 25
 	stSuffixGain, stSuffixTri, stFaceMat                                    = 28, 32, 50
-	// Per-state invariants (float64, low word first): normalize(dir),
-	// normalize(normalize(dir)), tmax − tmin and the wedge factor.
-	stUnit, stUnit2, stLen, stWedge = 60, 66, 72, 74
 )
 
 // TriangleFunc returns the vertices of global face f.
@@ -51,13 +48,10 @@ type TriangleFunc func(f int) (p0, p1, p2 [3]float32)
 // empty, one broadcast flag or one per state), the state's material gain
 // (rf's prim0-else-prim1 rule, clamped at 0, 1 without a valid row), the
 // suffix candidates {prim0, prim1 ≠ prim0} that are scene faces with a
-// valid material row, with their gains and triangles, the UTD face
-// materials of prim0 and prim1, and the float64 invariants the kernels
-// would otherwise recompute for every lane (unit direction, its
-// renormalization, tmax − tmin, wedge factor; see stateInvariants). m nil
-// is the default material over faces faces; tri gives the triangles of the
-// scene's faces (only called for suffix candidates; it may be nil when
-// faces is 0).
+// valid material row, with their gains and triangles, and the UTD face
+// materials of prim0 and prim1. m nil is the default material over faces
+// faces; tri gives the triangles of the scene's faces (only called for
+// suffix candidates; it may be nil when faces is 0).
 func PackDfrStates(st *rf.DfrStates, n int, m *rf.DfrMaterial, active []bool, faces int, tri TriangleFunc) []uint32 {
 	out := make([]uint32, n*DfrStateWords)
 	f := math.Float32bits
@@ -79,7 +73,6 @@ func PackDfrStates(st *rf.DfrStates, n int, m *rf.DfrMaterial, active []bool, fa
 			w[stN0+k], w[stN1+k], w[stSrc+k] = f(st.N0[3*i+k]), f(st.N1[3*i+k]), f(st.Src[3*i+k])
 		}
 		w[stTMin], w[stTMax], w[stExt], w[stPower] = f(st.EdgeTMin[i]), f(st.EdgeTMax[i]), f(st.ExteriorAngle[i]), f(st.SrcPower[i])
-		putStateInvariants(w, st, i)
 		p0, p1 := st.Prim0[i], st.Prim1[i]
 		g := float32(1)
 		if valid(p0) {

@@ -6,31 +6,21 @@
 // words are (a.xyz, global edge id) (b.xyz, shape id) (b.xyz, local edge id).
 //
 // Every distance is computed in float64 with edge_math.cuh, which repeats
-// package edge's arithmetic, and ties go to the lowest global edge id. The
-// point and top-k traversals prune a node only when its float64 lower bound
-// exceeds the current best (the k-th best for top-k) by more than a
-// relative 1e-9. The ray traversal prunes nodes and prefilters edges with
-// the float32 test of edge_prune.cuh, which never drops an edge the brute
-// force could pick. So each kernel returns the brute-force scan's answer
-// bit for bit. A query whose traversal stack would overflow rescans every
-// edge.
+// package edge's arithmetic; the traversal prunes a node only when its
+// lower bound exceeds the current best (the k-th best for top-k) by more
+// than a relative 1e-9, and ties go to the lowest global edge id, so each
+// kernel returns the brute-force scan's answer bit for bit. A query whose
+// traversal stack would overflow rescans every edge.
 //
 // Outputs of a missed row: distance +Inf, ids −1, vectors and parameters 0.
 #include "rayd.cuh"
 #include "edge_math.cuh"
-#include "edge_prune.cuh"
 
 using namespace rayd_edge;
 
 #define EDGE_THREADS 128
 #define EDGE_STACK (RAYD_MAX_DEPTH + 2)
 #define EDGE_MAX_K 16
-#define EDGE_WARPS (EDGE_THREADS / 32)
-// Blocks per SM the ray kernel is register-limited for (a tuning knob): 4
-// caps it at 128 registers (a few bytes of spills); 5 at 96 (a few hundred).
-#define EDGE_RAY_MIN_BLOCKS 4
-#define EDGE_DONE 0x7fffffff /* no node left to open (never a node index) */
-#define EDGE_FULL 0xffffffffu
 
 namespace {
 
@@ -132,6 +122,8 @@ struct ray_q {
     double T;
     double d2, t, s;
     int k, gid;
+    __device__ double limit() const { return d2; }
+    __device__ double bound(const double* lo, const double* hi) const { return ray_bound(o, d, T, lo, hi); }
     __device__ void leaf(long long slot) {
         rec r = load_rec(recs, slot);
         if (!enabled(mask, r.gid)) return;
@@ -255,142 +247,6 @@ __device__ __forceinline__ bool cannot_beat(const ray_q& q, double inv_dd, const
     return lb > 0.0 && lb * lb > q.d2;
 }
 
-// scene_bound is the largest |coordinate| of the root's two child boxes,
-// which hold every box and endpoint of the tree (+Inf when one is not
-// finite: the ray rows then scan every edge).
-__device__ __forceinline__ double scene_bound(const float4* __restrict__ nodes) {
-    float4 n0 = nodes[0], n1 = nodes[1], n2 = nodes[2];
-    double m = 0.0, sum = 0.0;
-    float v[12] = {n0.x, n0.y, n0.z, n0.w, n1.x, n1.y, n1.z, n1.w, n2.x, n2.y, n2.z, n2.w};
-#pragma unroll
-    for (int j = 0; j < 12; ++j) {
-        m = fmax(m, fabs((double)v[j]));
-        sum += (double)v[j];
-    }
-    return isfinite(sum) ? m : INFINITY;
-}
-
-// Results of ray_lane::step.
-enum { STEP_OK, STEP_DONE, STEP_WAIT };
-
-// ray_lane is the traversal state of one lane of rayd_edge_nearest_ray,
-// kept small (registers bound the lanes in flight): the row's query as its
-// float32 inputs (T: the range, +Inf for a half ray), the best (squared
-// distance, parameters, record slot, global id), the float32 test (off for
-// a query outside its range), the record waiting for its float64 distance
-// (pend), the stack of nodes still to open, the next node and the records
-// [cur, end) being scanned. The stack array lives outside the struct (a
-// dynamically indexed member would send the whole struct to local memory).
-// The float64 distance has one call site (resolve), which keeps the
-// kernel's register count down.
-struct ray_lane {
-    const float4* recs;
-    const unsigned char* mask;
-    float dx, dy, dz, T;  // the origin is f.ox, f.oy, f.oz
-    double d2, t, s;
-    int k, gid;
-    q32 f;
-    bool test;  // false: every record of the scan is a candidate
-    int pend;   // record slot awaiting resolve, −1: none
-    int sp, node, cur, end;
-
-    // start takes a row's query (q, from ray_setup) over a scene of bound B
-    // and num_recs records; a row that is not ok is finished at once (a
-    // miss). Outside the float32 test's range the row scans every record.
-    __device__ __forceinline__ void start(const ray_q& q, bool ok, double B, int num_recs) {
-        d2 = INFINITY; t = 0.0; s = 0.0; k = -1; gid = -1; pend = -1;
-        sp = 0; cur = 0; end = 0; node = EDGE_DONE;
-        if (!ok) return;
-        test = q32_setup(f, q.o.x, q.o.y, q.o.z, q.d.x, q.d.y, q.d.z, q.T, B);
-        f.ox = (float)q.o.x; f.oy = (float)q.o.y; f.oz = (float)q.o.z;  // exact: float32 inputs
-        dx = (float)q.d.x; dy = (float)q.d.y; dz = (float)q.d.z;
-        T = (float)q.T;  // exact: tmax, 0 or +Inf
-        node = 0;
-        if (!test) scan_all(num_recs);
-    }
-
-    // scan_all makes the rest of the row a scan of every record.
-    __device__ __forceinline__ void scan_all(int num_recs) {
-        sp = 0; cur = 0; end = num_recs; node = EDGE_DONE;
-    }
-
-    // step does one unit of work: one record (a candidate becomes pend) or
-    // one node. STEP_WAIT: it cannot go on before pend is resolved (a second
-    // candidate, or the walk is over); STEP_DONE: the row is finished.
-    __device__ __forceinline__ int step(const float4* __restrict__ nodes, int num_recs, int* stack) {
-        if (cur < end) {
-            if (candidate(cur)) {
-                if (pend >= 0) return STEP_WAIT;  // cur is tested again once pend is resolved
-                pend = cur;
-            }
-            ++cur;
-            return STEP_OK;
-        }
-        if (node == EDGE_DONE) return pend >= 0 ? STEP_WAIT : STEP_DONE;
-        if (node < 0) {  // a leaf: scan its records in the next steps
-            int payload = ~node;
-            cur = payload >> RAYD_LEAF_COUNT_BITS;
-            end = cur + (payload & ((1 << RAYD_LEAF_COUNT_BITS) - 1)) + 1;
-            node = sp > 0 ? stack[--sp] : EDGE_DONE;
-            return STEP_OK;
-        }
-        const float4* n = nodes + 4LL * node;
-        float4 n0 = n[0], n1 = n[1], n2 = n[2], n3 = n[3];
-        int r0 = __float_as_int(n3.x), r1 = __float_as_int(n3.y);
-        bool h0 = q32_hit(f, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y);
-        bool h1 = r1 != r0 && q32_hit(f, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w);  // r1 == r0: a one-edge BVH
-        if (h0 && h1) {
-            if (sp == EDGE_STACK) {  // never with a build of height ≤ RAYD_MAX_DEPTH
-                scan_all(num_recs);
-                return STEP_OK;
-            }
-            // Open the child whose centre is nearer the query first.
-            bool swap = q32_key(f, dx, dy, dz, T, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w) <
-                        q32_key(f, dx, dy, dz, T, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y);
-            stack[sp++] = swap ? r0 : r1;
-            node = swap ? r1 : r0;
-        } else if (h0 || h1) {
-            node = h0 ? r0 : r1;
-        } else {
-            node = sp > 0 ? stack[--sp] : EDGE_DONE;
-        }
-        return STEP_OK;
-    }
-
-    // candidate: record slot is enabled and passes the float32 prefilters
-    // (its own box, then its sphere) for the current best.
-    __device__ __forceinline__ bool candidate(int slot) const {
-        float4 a = recs[3LL * slot], b = recs[3LL * slot + 1];
-        if (!enabled(mask, __float_as_int(a.w))) return false;
-        return !test || (q32_hit(f, fminf(a.x, b.x), fmaxf(a.x, b.x), fminf(a.y, b.y), fmaxf(a.y, b.y),
-                                 fminf(a.z, b.z), fmaxf(a.z, b.z)) &&
-                         !q32_far(f, dx, dy, dz, T, a, b));
-    }
-
-    // resolve runs the float64 distance of pend; the best follows the
-    // brute-force rule (smaller d², then lower id) and the test's inflation
-    // follows a smaller best. A stale best at the prefilter only let more
-    // records through.
-    __device__ __forceinline__ void resolve() {
-        float4 a = recs[3LL * pend], b = recs[3LL * pend + 1];
-        int g = __float_as_int(a.w);
-        double ti, si;
-        double di = ray_segment(mk(f.ox, f.oy, f.oz), mk(dx, dy, dz), (double)T, mk(a.x, a.y, a.z),
-                                mk(b.x, b.y, b.z), ti, si);
-        if (di < d2 || (di == d2 && g < gid)) {
-            bool closer = di < d2;
-            d2 = di; t = ti; s = si; k = pend; gid = g;
-            if (closer && test) q32_radius(f, d2);
-        }
-        pend = -1;
-    }
-
-    // finish copies the best into q (set up by ray_setup for this row).
-    __device__ __forceinline__ void finish(ray_q& q) const {
-        q.d2 = d2; q.t = t; q.s = s; q.k = k; q.gid = gid;
-    }
-};
-
 }  // namespace
 
 extern "C" {
@@ -421,74 +277,20 @@ __global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_point(
 // rayd_edge_nearest_ray(nodes, recs, num_recs, mask, o, d, tmax, active, n,
 // dist, ray_t, point, edge_t, edge_point, shape, local, gid): spec §5.2
 // (CUDA backend) through the BVH. tmax f32[n] | null (null: half rays).
-// Persistent lanes: the grid's warps split the rows into equal contiguous
-// shares (any grid size), and a lane takes the next row of its warp's share
-// as soon as it finishes one, so a warp is not held by its longest ray.
-// Each loop iteration is one unit of work per lane: one node (both children
-// tested, the farther pushed) or one leaf record (float32 box and sphere
-// prefilters). A record that passes waits as the lane's candidate while the
-// lane walks on; the warp runs the float64 distances of its candidates
-// together once half of its busy lanes hold one, so the expensive step is
-// not serialized lane by lane. All 32 lanes stay in the loop until the
-// warp's share is done (blockDim.x must be a multiple of 32).
-__global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_MIN_BLOCKS) rayd_edge_nearest_ray(
+// One thread per row.
+__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_ray(
     const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
     const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
     const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
     float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
-    __shared__ int next_row[EDGE_WARPS];
-    const int warp = threadIdx.x >> 5;
-    const long long warps = (long long)gridDim.x * EDGE_WARPS;
-    const long long per = ((long long)n + warps - 1) / warps;
-    const long long first = ((long long)blockIdx.x * EDGE_WARPS + warp) * per;
-    const long long last = min(first + per, (long long)n);
-    if ((threadIdx.x & 31) == 0) next_row[warp] = 0;
-    __syncwarp();
-    const double B = num_recs > 0 ? scene_bound(nodes) : 0.0;
-    const ray_out out{dist, ray_t, point, edge_t, edge_point, shape, local, gid};
-    ray_lane L;
-    int stack[EDGE_STACK];
-    L.recs = recs;
-    L.mask = mask;
-    L.pend = -1;
-    long long i = -1;       // the lane's row, −1: none
-    bool drained = false;   // the warp's share has no row left for this lane
-    bool waiting = false;   // the last step was STEP_WAIT
-    for (;;) {
-        if (i < 0 && !drained) {
-            long long r = first + atomicAdd(&next_row[warp], 1);
-            drained = r >= last;
-            if (!drained) {
-                i = r;
-                ray_q q;
-                bool ok = ray_setup(o, d, tmax, active, i, q) && num_recs > 0;
-                L.start(q, ok, B, num_recs);
-            }
-        }
-        if (__all_sync(EDGE_FULL, i < 0)) break;  // then every lane is drained
-        int st = STEP_WAIT;
-        if (i >= 0 && (L.pend < 0 || !waiting)) st = L.step(nodes, num_recs, stack);
-        waiting = st == STEP_WAIT;
-        if (st == STEP_DONE) {
-            ray_q q;
-            q.recs = recs; q.mask = mask;
-            ray_setup(o, d, tmax, active, i, q);
-            L.finish(q);
-            write_ray(out, recs, i, q);
-            i = -1;
-        }
-        // The float64 distances run together, once at least half of the
-        // lanes with a row hold a candidate (lanes that wait included); a
-        // row without the float32 test (every record a candidate) does not
-        // wait.
-        bool holds = i >= 0 && L.pend >= 0;
-        unsigned int held = __ballot_sync(EDGE_FULL, holds);
-        unsigned int rows = __ballot_sync(EDGE_FULL, i >= 0);
-        if (holds && (2 * __popc(held) >= __popc(rows) || !L.test)) {
-            L.resolve();
-            waiting = false;
-        }
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    ray_q q;
+    q.recs = recs; q.mask = mask; q.d2 = INFINITY; q.t = 0.0; q.s = 0.0; q.k = -1; q.gid = -1;
+    if (ray_setup(o, d, tmax, active, i, q) && num_recs > 0 && !walk(nodes, recs, q)) {
+        for (long long k = 0; k < num_recs; ++k) q.leaf(k);
     }
+    write_ray(ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, recs, i, q);
 }
 
 // rayd_edge_nearest_k(nodes, recs, num_recs, mask, boundary, points, active,

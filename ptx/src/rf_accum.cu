@@ -30,34 +30,15 @@ namespace {
 // AccumResult.counters order: direct, keller, suffix, vis, edge_vis, utd, edge_uses).
 enum { OUT_DIRECT = 0, OUT_KELLER = 1, OUT_SUFFIX = 2, OUT_VIS = 3, OUT_UTD = 5, OUT_NONE = 7 };
 
-// weight_num is the numerator of W(s, Q, T, w_edge) of spec §6.1 (rf
-// diffractionWeight): power·gain·(λ/4π)²·w_edge·area·wedge, multiplied
-// left to right as there (l4sq = (λ/4π)²; the wedge factor min(max(ext,
-// π/4)/(2π), 2) comes packed). It depends on the state and the lane kind
-// only, so a lane reuses its previous lane's value when those agree (Memo).
-__device__ __forceinline__ double weight_num(const unsigned int* st, double l4sq, double area, double w_edge) {
-    double power = (double)wf(st, RFS_POWER), gain = (double)wf(st, RFS_GMAT);
-    return power * gain * l4sq * w_edge * area * wd(st, RFS_WEDGE);
-}
-
-// weight is W: num / (max(|Q−src|, 1e-6)²·max(|T−Q|, 1e-6)²).
-__device__ __forceinline__ double weight(const unsigned int* st, double num, d3 q, d3 t) {
+// weight is W(s, Q, T, w_edge) of spec §6.1 (rf diffractionWeight).
+__device__ __forceinline__ double weight(const unsigned int* st, double lambda, double area, d3 q, d3 t, double w_edge) {
     d3 src = w3(st, RFS_SRC);
     double sd = gmax(norm(q - src), RF_EPS_SMALL);
     double td = gmax(norm(t - q), RF_EPS_SMALL);
-    return num / (sd * sd * td * td);
-}
-
-// Memo is a thread's last weight numerator and the (state, kind) it is for.
-struct Memo {
-    int s, kind;
-    double num;
-};
-
-// l4sq is (λ/4π)², as weight's reference computes it.
-__device__ __forceinline__ double l4sq_of(double lambda) {
+    double wedge = gmin(gmax((double)wf(st, RFS_EXT), RF_PI / 4.0) / (2.0 * RF_PI), 2.0);
     double l4 = lambda / (4.0 * RF_PI);
-    return l4 * l4;
+    double power = (double)wf(st, RFS_POWER), gain = (double)wf(st, RFS_GMAT);
+    return power * gain * (l4 * l4) * w_edge * area * wedge / (sd * sd * td * td);
 }
 
 // keller_hit samples the Keller cone (rf kellerHit); returns the cell or -1.
@@ -126,32 +107,29 @@ struct DirectArgs {
     double lambda;
     int D, K, X;
     unsigned int seed;
-    // Launch invariants, set by direct_kernel: (λ/4π)², (double)S, max(n, 1)
-    // for n = D, K, X, the divisors of the lane mapping and the grid table.
-    double l4sq, Sd, nmax_d, nmax_k, nmax_x;
-    udiv by_s, by_cells;
-    GridTab tab;
 };
 
 // direct_lane runs global lane gl (rf directCall.lane): returns the outcome
 // and, for a commit, the cell and the contribution c.
 template <int W>
-__device__ __forceinline__ int direct_lane(const DirectArgs& a, unsigned int gl, Memo& m, int& cell, double& c) {
-    const unsigned int q_s = udiv_q(a.by_s, gl), q_c = udiv_q(a.by_cells, q_s);
-    const int s = (int)(gl - q_s * a.by_s.d);     // gl % S
-    cell = (int)(q_s - q_c * a.by_cells.d);       // (gl / S) % cells
+__device__ __forceinline__ int direct_lane(const DirectArgs& a, unsigned int gl, int& cell, double& c) {
+    const int cells = a.g.res0 * a.g.res1;
+    const int s = (int)(gl % (unsigned int)a.S);
+    cell = (int)((gl / (unsigned int)a.S) % (unsigned int)cells);
     const int kind = (long long)gl < (long long)a.D ? 0 : ((long long)gl < (long long)a.D + a.K ? 1 : 2);
     const unsigned int* st = a.states + (size_t)s * RF_STATE_WORDS;
     if (wi(st, RFS_ACTIVE) == 0) return OUT_VIS;
-    double tmin = (double)wf(st, RFS_TMIN), len = wd(st, RFS_LEN);  // len = tmax − tmin
+    double tmin = (double)wf(st, RFS_TMIN), tmax = (double)wf(st, RFS_TMAX);
     double u = (double)uniform(gl, 0u, a.seed);
-    d3 e = wd3(st, RFS_UNIT);
-    d3 q = w3(st, RFS_POS) + e * add_rn(tmin, mul_rn(u, len));
+    d3 e = normalize(w3(st, RFS_DIR));
+    d3 q = w3(st, RFS_POS) + e * add_rn(tmin, mul_rn(u, tmax - tmin));
     d3 src = w3(st, RFS_SRC);
     if (!visible<W>(a.sc, src, q)) return OUT_VIS;
-    d3 t = cell_center(a.g, a.tab, cell);
+    d3 t = cell_center(a.g, cell);
+    int n = a.D;
     double measure = 1.0;
     if (kind == 1) {
+        n = a.K;
         double phi = 2.0 * RF_PI * (double)uniform(gl, 1u, a.seed);
         d3 kt;
         double km;
@@ -161,55 +139,41 @@ __device__ __forceinline__ int direct_lane(const DirectArgs& a, unsigned int gl,
         cell = kc;
         measure = km;
     } else if (kind == 2) {
+        n = a.X;
         int count = wi(st, RFS_SUFFIX_N);
         if (count == 0) return OUT_UTD;
-        int slot = count == 1 ? 0 : (int)(hash(gl ^ (17u * 0x9e3779b9u) ^ a.seed) & 1u);  // % count, count ≤ 2
+        int slot = (int)(hash(gl ^ (17u * 0x9e3779b9u) ^ a.seed) % (unsigned int)count);
         int face = wi(st, RFS_SUFFIX_FACE + slot);
         d3 r;
         if (!suffix_point(st + RFS_SUFFIX_TRI + 9 * slot, q, t, r)) return OUT_UTD;
         if (!visible_ignoring<W>(a.sc, q, r, face) || !visible_ignoring<W>(a.sc, r, t, face)) return OUT_VIS;
         double gain = (double)wf(st, RFS_SUFFIX_GAIN + slot);
-        double fspl = a.l4sq / gmax(dot(r - t, r - t), RF_EPS_SMALL);
+        double l4 = a.lambda / (4.0 * RF_PI);
+        double fspl = (l4 * l4) / gmax(dot(r - t, r - t), RF_EPS_SMALL);
         measure = gain * gain * fspl * gmax((double)count, 1.0);
         t = r;
     }
     if (kind != 2 && !visible<W>(a.sc, q, t)) return OUT_VIS;
-    if (m.s != s || m.kind != kind) {
-        double nmax = kind == 0 ? a.nmax_d : (kind == 1 ? a.nmax_k : a.nmax_x);
-        double w_edge = gmax(len, 0.0) * a.Sd / nmax;  // max(tmax − tmin, 0)·S / max(n, 1)
-        m.num = weight_num(st, a.l4sq, a.g.area, w_edge);
-        m.s = s;
-        m.kind = kind;
-    }
-    c = weight(st, m.num, q, t) * measure;
+    double w_edge = gmax(tmax - tmin, 0.0) * (double)a.S / gmax((double)n, 1.0);
+    c = weight(st, a.lambda, a.g.area, q, t, w_edge) * measure;
     if (!(c > 0.0) || !fin(c)) return OUT_UTD;
     return kind;
 }
 
 template <int W>
-__device__ __forceinline__ void direct_kernel(DirectArgs& a, int lane_offset, int lane_count, int smem_cells,
+__device__ __forceinline__ void direct_kernel(const DirectArgs& a, int lane_offset, int lane_count, int smem_cells,
                                               double* acc, int* counters) {
     extern __shared__ double rf_smem[];
-    __shared__ double uv[RF_UV_MAX];
     const int cells = a.g.res0 * a.g.res1;
-    a.l4sq = l4sq_of(a.lambda);
-    a.Sd = (double)a.S;
-    a.nmax_d = gmax((double)a.D, 1.0);
-    a.nmax_k = gmax((double)a.K, 1.0);
-    a.nmax_x = gmax((double)a.X, 1.0);
-    a.by_s = udiv_of((unsigned int)a.S);
-    a.by_cells = udiv_of((unsigned int)cells);
-    a.tab = grid_tab(a.g, uv);
     Hist<2, 0> h{smem_cells > 0 ? rf_smem : nullptr, acc, nullptr, cells};
     h.init();
     unsigned int cnt[6] = {0u, 0u, 0u, 0u, 0u, 0u};  // direct keller suffix vis utd edge_uses
-    Memo m{-1, -1, 0.0};
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < lane_count; base += stride) {
         long long l = base + (threadIdx.x & 31u);
         int cell = -1, out = OUT_NONE;
         double c = 0.0;
-        if (l < lane_count) out = direct_lane<W>(a, (unsigned int)(lane_offset + l), m, cell, c);
+        if (l < lane_count) out = direct_lane<W>(a, (unsigned int)(lane_offset + l), cell, c);
         cnt[0] += out == OUT_DIRECT;
         cnt[1] += out == OUT_KELLER;
         cnt[2] += out == OUT_SUFFIX;
@@ -236,33 +200,26 @@ struct CoherentArgs {
     Grid g;
     double lambda;
     int select_point, prefilter;
-    // Launch invariants, set by coherent_kernel: (λ/4π)², 2π/λ, the lane
-    // divisor and the grid table.
-    double l4sq, k;
-    udiv by_s;
-    GridTab tab;
 };
 
 // coherent_lane runs lane gl (rf AccumDfrCoherentDirect): integer channel
 // 0 commit, 1 visibility reject, 2 UTD reject, -1 inactive state.
 template <int W>
-__device__ __forceinline__ int coherent_lane(const CoherentArgs& a, unsigned int gl, Memo& m, int& cell, double& re,
-                                             double& im) {
-    const unsigned int q_s = udiv_q(a.by_s, gl);
-    const int s = (int)(gl - q_s * a.by_s.d);  // gl % S
-    cell = (int)q_s;                           // gl / S
+__device__ __forceinline__ int coherent_lane(const CoherentArgs& a, unsigned int gl, int& cell, double& re, double& im) {
+    const int s = (int)(gl % (unsigned int)a.S);
+    cell = (int)(gl / (unsigned int)a.S);
     const unsigned int* st = a.states + (size_t)s * RF_STATE_WORDS;
     if (wi(st, RFS_ACTIVE) == 0) return -1;
     double tmin = (double)wf(st, RFS_TMIN), tmax = (double)wf(st, RFS_TMAX);
     d3 pos = w3(st, RFS_POS), src = w3(st, RFS_SRC);
-    d3 e = wd3(st, RFS_UNIT);
-    d3 t = cell_center(a.g, a.tab, cell);
+    d3 e = normalize(w3(st, RFS_DIR));
+    d3 t = cell_center(a.g, cell);
     double te = 0.5 * (tmin + tmax), tv = te;
-    double length = wd(st, RFS_LEN);  // tmax − tmin
+    double length = tmax - tmin;
     if (a.select_point) {
         // StationaryParameter(src, t, pos + e·tmin, e), which normalizes e again.
         d3 origin = pos + e * tmin;
-        d3 ee = wd3(st, RFS_UNIT2);
+        d3 ee = normalize(e);
         d3 so = src - origin, to = t - origin;
         double pa = dot(so, ee), pb = dot(to, ee);
         double rs = norm(so - ee * pa), rt = norm(to - ee * pb);
@@ -273,13 +230,10 @@ __device__ __forceinline__ int coherent_lane(const CoherentArgs& a, unsigned int
     }
     d3 q = pos + e * te, qv = pos + e * tv;
     if (a.prefilter && !(visible<W>(a.sc, src, qv) && visible<W>(a.sc, qv, t))) return 1;
-    if (m.s != s) {
-        m.num = weight_num(st, a.l4sq, a.g.area, gmax(length, 0.0) * (double)a.S);
-        m.s = s;
-    }
-    double c = weight(st, m.num, q, t);
+    double c = weight(st, a.lambda, a.g.area, q, t, gmax(length, 0.0) * (double)a.S);
     if (!(c > 0.0) || !fin(c)) return 2;
-    double phase = -a.k * (gmax(norm(q - src), RF_EPS_SMALL) + gmax(norm(t - q), RF_EPS_SMALL));
+    double k = 2.0 * RF_PI / a.lambda;
+    double phase = -k * (gmax(norm(q - src), RF_EPS_SMALL) + gmax(norm(t - q), RF_EPS_SMALL));
     double amp = sqrt(c), sn, cs;
     sincos(phase, &sn, &cs);
     re = amp * cs;
@@ -288,25 +242,19 @@ __device__ __forceinline__ int coherent_lane(const CoherentArgs& a, unsigned int
 }
 
 template <int W>
-__device__ __forceinline__ void coherent_kernel(CoherentArgs& a, int lane_offset, int lane_count, int smem_cells,
+__device__ __forceinline__ void coherent_kernel(const CoherentArgs& a, int lane_offset, int lane_count, int smem_cells,
                                                 double* acc, int* counts) {
     extern __shared__ double rf_smem[];
-    __shared__ double uv[RF_UV_MAX];
     const int cells = a.g.res0 * a.g.res1;
-    a.l4sq = l4sq_of(a.lambda);
-    a.k = 2.0 * RF_PI / a.lambda;
-    a.by_s = udiv_of((unsigned int)a.S);
-    a.tab = grid_tab(a.g, uv);
     // counts rows (cells wide each): direct_count, visibility_reject_count, utd_reject_count.
     Hist<2, 3> h{smem_cells > 0 ? rf_smem : nullptr, acc, counts, cells};
     h.init();
-    Memo m{-1, -1, 0.0};
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < lane_count; base += stride) {
         long long l = base + (threadIdx.x & 31u);
         int cell = -1, ch = -1;
         double re = 0.0, im = 0.0;
-        if (l < lane_count) ch = coherent_lane<W>(a, (unsigned int)(lane_offset + l), m, cell, re, im);
+        if (l < lane_count) ch = coherent_lane<W>(a, (unsigned int)(lane_offset + l), cell, re, im);
         double v[2] = {re, im};
         h.commit(ch >= 0 ? cell : -1, v, ch);
     }

@@ -3,9 +3,7 @@
 // helpers written in the operation order of rf's float64 reference, the
 // biased diffraction segments and their BVH visibility queries (rayd.cuh
 // traversal and watertight test, float32 rays exactly as the reference
-// casts them), the grid mapping (division by invariant divisors as a
-// multiply and shift, cell-centre parameters in a shared table) and the
-// warp-aggregated accumulation.
+// casts them), the grid mapping and the warp-aggregated accumulation.
 //
 // Every decision of a lane (visibility, cell, rejection) is computed in
 // float64 from the same float32 inputs as rf's reference, and rays are
@@ -32,7 +30,7 @@
 #define RF_EPS0 8.854187817e-12
 
 // Packed state record (accel/rf_pack.go), RF_STATE_WORDS 32-bit words.
-#define RF_STATE_WORDS 80
+#define RF_STATE_WORDS 64
 #define RFS_POS 0
 #define RFS_DIR 3
 #define RFS_TMIN 6
@@ -52,12 +50,6 @@
 #define RFS_SUFFIX_GAIN 28 /* 2 words */
 #define RFS_SUFFIX_TRI 32  /* 2 × 9 words */
 #define RFS_FACE_MAT 50    /* 2 × 5 words: present, eta, sigma, mu, gain */
-// Per-state invariants computed at pack time with the operations below
-// (float64, low word first): lanes read them instead of recomputing them.
-#define RFS_UNIT 60        /* 3 float64: normalize(dir) */
-#define RFS_UNIT2 66       /* 3 float64: normalize(normalize(dir)) */
-#define RFS_LEN 72         /* float64: tmax − tmin */
-#define RFS_WEDGE 74       /* float64: min(max(ext, π/4)/(2π), 2) */
 
 namespace rf {
 
@@ -137,10 +129,6 @@ __device__ __forceinline__ int wi(const unsigned int* r, int k) { return (int)__
 __device__ __forceinline__ d3 w3(const unsigned int* r, int k) {
     return mk((double)wf(r, k), (double)wf(r, k + 1), (double)wf(r, k + 2));
 }
-__device__ __forceinline__ double wd(const unsigned int* r, int k) {
-    return __hiloint2double((int)__ldg(r + k + 1), (int)__ldg(r + k));
-}
-__device__ __forceinline__ d3 wd3(const unsigned int* r, int k) { return mk(wd(r, k), wd(r, k + 2), wd(r, k + 4)); }
 __device__ __forceinline__ d3 ld3(const float* __restrict__ p, long long i) {
     return mk((double)p[3 * i], (double)p[3 * i + 1], (double)p[3 * i + 2]);
 }
@@ -164,68 +152,12 @@ __device__ __forceinline__ void plane_coords(d3 p, int axis, double& c0, double&
     else if (axis == 1) { c0 = p.x; c1 = p.z; }
     else { c0 = p.x; c1 = p.y; }
 }
-// ---------------------------------------------------------------------------
-// Lane mapping without runtime division.
-// ---------------------------------------------------------------------------
-
-// udiv divides by an invariant d ≥ 1: for n < 2^31, n / d = (n·m) >> sh with
-// sh = 31 + ⌈log2 d⌉ and m = ⌈2^sh / d⌉ < 2^32 (Granlund–Montgomery: m·d −
-// 2^sh < d ≤ 2^⌈log2 d⌉). Every lane index, row and cell here is below 2^31.
-// accel/rf_udiv_test.go checks the rule against integer division.
-struct udiv {
-    unsigned int d, m;
-    int sh;
-};
-__device__ __forceinline__ udiv udiv_of(unsigned int d) {
-    udiv v;
-    v.d = d;
-    v.sh = 31 + (d > 1u ? 32 - __clz(d - 1u) : 0);
-    v.m = (unsigned int)(((1ull << v.sh) + d - 1u) / d);
-    return v;
-}
-__device__ __forceinline__ unsigned int udiv_q(const udiv& v, unsigned int n) {
-    return (unsigned int)(((unsigned long long)n * v.m) >> v.sh);
-}
-
-// GridTab holds a grid's cell-centre parameters u_i = (i + 0.5)/res0 and
-// v_j = (j + 0.5)/res1 in a block's shared table when res0 + res1 ≤
-// RF_UV_MAX (else cell_center computes them per call, by the same
-// division), and the row divisor.
-#define RF_UV_MAX 512
-struct GridTab {
-    const double* uv;  // RF_UV_MAX shared doubles, or null
-    udiv row;          // res0
-};
-
-// grid_tab fills the block's table (every thread of the block must call it).
-__device__ __forceinline__ GridTab grid_tab(const Grid& g, double* table) {
-    GridTab t;
-    t.row = udiv_of((unsigned int)g.res0);
-    t.uv = nullptr;
-    if (g.res0 <= RF_UV_MAX && g.res1 <= RF_UV_MAX - g.res0) {
-        for (int i = threadIdx.x; i < g.res0 + g.res1; i += blockDim.x) {
-            table[i] = i < g.res0 ? ((double)i + 0.5) / (double)g.res0 : ((double)(i - g.res0) + 0.5) / (double)g.res1;
-        }
-        __syncthreads();
-        t.uv = table;
-    }
-    return t;
-}
-
-// cell_center is the centre of cell c (rf gridView.center).
-__device__ __forceinline__ d3 cell_center(const Grid& g, const GridTab& t, int c) {
-    int j = (int)udiv_q(t.row, (unsigned int)c), i = c - j * g.res0;
-    double u, v;
-    if (t.uv != nullptr) {
-        u = t.uv[i];
-        v = t.uv[g.res0 + j];
-    } else {
-        u = ((double)i + 0.5) / (double)g.res0;
-        v = ((double)j + 0.5) / (double)g.res1;
-    }
+__device__ __forceinline__ d3 cell_center(const Grid& g, int c) {
+    int i = c % g.res0, j = c / g.res0;
+    double u = ((double)i + 0.5) / (double)g.res0;
+    double v = ((double)j + 0.5) / (double)g.res1;
     return plane_point(g.axis, g.pos, add_rn(g.min0, mul_rn(u, g.max0 - g.min0)), add_rn(g.min1, mul_rn(v, g.max1 - g.min1)));
 }
-
 // cell_of: the cell holding a plane point inside [min0,max0)×[min1,max1), or -1.
 __device__ __forceinline__ int cell_of(const Grid& g, d3 p) {
     double c0, c1;
