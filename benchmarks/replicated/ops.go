@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -185,7 +186,7 @@ func compareAll(ctx context.Context, rep *report, meshes []rayd.Mesh, rows, cpuR
 	defer cpu.Close()
 	big, small := newBatch(rows, uint64(time.Now().UnixNano())), newBatch(cpuRows, uint64(time.Now().UnixNano())+1)
 	for _, masked := range []bool{false, true} {
-		config := fmt.Sprintf("grid %d + box", len(meshes[0].Faces)/6)
+		config := fmt.Sprintf("grid %d + box", int(math.Round(math.Sqrt(float64(len(meshes[0].Faces)/6)))))
 		if masked {
 			mask := make([]bool, single.NumEdges())
 			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
