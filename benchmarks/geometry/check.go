@@ -8,6 +8,7 @@ import (
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/engine/cuda"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ref"
 )
@@ -52,7 +53,7 @@ func (f *fixture) check(v *variant, oracle *ref.Scene, q *queryResult, sample in
 		if err := v.run(); err != nil {
 			return err
 		}
-		got, err := downloadHits(f.s, out, n, flags)
+		got, err := cuda.DownloadHits(f.s, out, n, flags)
 		if err != nil {
 			return err
 		}
@@ -161,31 +162,6 @@ func poisonHits(s *launch.Stream, h accel.Hits) error {
 		}
 	}
 	return nil
-}
-
-func downloadHits(s *launch.Stream, h accel.Hits, n int, flags geom.Flags) (*geom.Hits, error) {
-	res := geom.NewHits(n, flags)
-	for _, p := range []struct {
-		dst []float32
-		src *launch.Buffer[float32]
-	}{{res.T, h.T}, {res.P, h.P}, {res.N, h.N}, {res.GeoN, h.GeoN}, {res.UV, h.UV}, {res.Bary, h.Bary}} {
-		if p.src != nil && len(p.dst) > 0 {
-			if err := p.src.Download(s, p.dst); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, p := range []struct {
-		dst []int32
-		src *launch.Buffer[int32]
-	}{{res.ShapeID, h.ShapeID}, {res.PrimID, h.PrimID}, {res.LocalPrimID, h.LocalPrimID}, {res.GlobalPrimID, h.GlobalPrimID}} {
-		if p.src != nil && len(p.dst) > 0 {
-			if err := p.src.Download(s, p.dst); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return res, nil
 }
 
 func sameHitRow(a *geom.Hits, i int, b *geom.Hits, j int) bool {
