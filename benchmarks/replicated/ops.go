@@ -9,6 +9,7 @@ import (
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/edge"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/internal/workload"
 )
 
@@ -151,23 +152,7 @@ func ops() []op {
 func sceneMeshes(cells int) []rayd.Mesh {
 	g := workload.GridMesh(cells, 2)
 	g.Dynamic = true
-	return []rayd.Mesh{g, box([3]float32{0, 0, 0.25}, [3]float32{0.3, 0.2, 0.1})}
-}
-
-// box is a closed axis-aligned box (12 triangles).
-func box(c, h [3]float32) rayd.Mesh {
-	var v []float32
-	for i := range 8 {
-		for k := range 3 {
-			s := float32(-1)
-			if i>>k&1 == 1 {
-				s = 1
-			}
-			v = append(v, c[k]+s*h[k])
-		}
-	}
-	return rayd.Mesh{Vertices: v, Faces: []int32{0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6, 0, 1, 5, 0, 5, 4,
-		2, 6, 7, 2, 7, 3, 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5}}
+	return []rayd.Mesh{g, testscene.Box([3]float32{0, 0, 0.25}, [3]float32{0.3, 0.2, 0.1})}
 }
 
 // compareAll runs every operation on the single-device, the replicated and
