@@ -141,6 +141,18 @@ func InjectFaults(f FaultFunc) (restore func()) {
 	return func() { faultHook.Store(nil) }
 }
 
+// callCount counts the calls that reach a library: context binds
+// (cuCtxSetCurrent) apart from every other call.
+var callCount struct{ calls, binds atomic.Int64 }
+
+// CallCounts returns the number of driver calls this process has made so
+// far (every CUDA, OptiX and NCCL entry point reached through this package,
+// context binds excluded) and, apart, the number of context binds
+// (cuCtxSetCurrent). Counting costs one atomic addition per call. The
+// difference of two readings around a call is that call's count when no
+// other goroutine used the driver in between, an upper bound otherwise.
+func CallCounts() (calls, binds int64) { return callCount.calls.Load(), callCount.binds.Load() }
+
 // invoke calls a C function through purego and returns its 32-bit status. It
 // is the single call site of the package, so the fault hook sees every call.
 // Pointers converted to uintptr in the argument list stay alive and unmoved
@@ -155,6 +167,11 @@ func invoke(name string, fn uintptr, args ...uintptr) Result {
 	}
 	if fn == 0 {
 		return ErrNotInitialized
+	}
+	if fn == cuda.cuCtxSetCurrent {
+		callCount.binds.Add(1)
+	} else {
+		callCount.calls.Add(1)
 	}
 	r1, _, _ := purego.SyscallN(fn, args...)
 	return Result(uint32(r1))

@@ -46,7 +46,59 @@ type DispatchRecord struct {
 	Shards []Shard `json:"shards"`
 	// Floor is the per-remote floor the candidate split was judged by.
 	Floor int `json:"floor"`
+	// Path is how the rows of remote shards travelled (per_ray calls with
+	// a remote shard; empty when every row ran on the master).
+	Path Path `json:"path,omitempty"`
+	// DriverCalls is the number of driver calls the call made, counted in
+	// the driver layer from the start of the layer call to its return
+	// (context binds excluded; ContextBinds counts them). It is an upper
+	// bound when other goroutines used the driver during the call, and
+	// zero when the layer has no counter (simulated devices).
+	DriverCalls int64 `json:"driver_calls"`
+	// ContextBinds is the number of context binds (cuCtxSetCurrent) the
+	// call made, counted like DriverCalls.
+	ContextBinds int64 `json:"context_binds"`
 }
+
+// Path is how the rows of a per_ray call reach a remote replica and how its
+// results reach the master (DispatchRecord.Path, Options.Transfer).
+type Path string
+
+// The transfer paths.
+const (
+	// PathPeerDirect: one launch per device; the remote reads its rows from
+	// the master's inputs and writes its results into the master's outputs
+	// (peer access, or a remote on the master's own device).
+	PathPeerDirect Path = "peer-direct"
+	// PathCompact: peer-direct, but an intersect remote writes a 16-byte
+	// record per row {t, u, v, slot} into the master's memory and the
+	// master expands it into the full record with the kernel's own
+	// arithmetic.
+	PathCompact Path = "compact"
+	// PathCopy: the rows are copied to the remote and its results copied
+	// back (no peer access, host inputs or outputs, or forced).
+	PathCopy Path = "copy"
+)
+
+// Transfer selects the per_ray transfer path of a layer's remotes
+// (Options.Transfer). The zero value chooses.
+type Transfer string
+
+// The transfer choices.
+const (
+	// TransferAuto chooses per call: peer-direct where every remote can
+	// address the master's memory, compact for intersect when the link is
+	// the bound, copy otherwise.
+	TransferAuto Transfer = ""
+	// TransferPeerDirect forces the peer-direct path where it is possible
+	// (copy otherwise).
+	TransferPeerDirect Transfer = "peer-direct"
+	// TransferCompact forces the compact path for intersect where it is
+	// possible (peer-direct for the other operations, copy otherwise).
+	TransferCompact Transfer = "compact"
+	// TransferCopy forces the copy path (tests, diagnosis).
+	TransferCopy Transfer = "copy"
+)
 
 // Schedule is a planned call: the dispatch decision, the chunk plan (nil
 // for a per_ray master call) and the chunks in issue order.

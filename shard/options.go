@@ -95,6 +95,10 @@ type Options struct {
 	// MinLanesPerDevice is the lane floor of each remote grid_reduce
 	// window; 0 means 262144.
 	MinLanesPerDevice int
+	// Transfer selects how per_ray rows reach remote replicas: the zero
+	// value (TransferAuto) chooses per call; the others force a path for
+	// tests and diagnosis (DispatchRecord.Path says which one ran).
+	Transfer Transfer
 }
 
 // OffloadAs adapts a hook typed for one result record (for instance
@@ -115,7 +119,8 @@ func OffloadAs[T any](hook func(startRow int, chunk T) error) func(int, any) err
 func (o *Options) isZero() bool {
 	return o.Weights == nil && o.OperationWeights == nil && !o.AllowNoPeerAccess && !o.AllowHeterogeneous && !o.AllowSameDevice &&
 		!o.SkipWarmUp && o.ChunkRays == 0 && o.MemoryBudgetBytes == 0 && o.Offload == nil &&
-		!o.DisablePipeline && o.PipelineChunksPerDevice == 0 && o.MinRaysPerDevice == 0 && o.MinLanesPerDevice == 0
+		!o.DisablePipeline && o.PipelineChunksPerDevice == 0 && o.MinRaysPerDevice == 0 && o.MinLanesPerDevice == 0 &&
+		o.Transfer == TransferAuto
 }
 
 // chunking reports whether a chunking knob is set (a memory contract).
@@ -173,6 +178,12 @@ func (o Options) normalize(n int) (Options, error) {
 		return o, atLeast("MinLanesPerDevice", int64(o.MinLanesPerDevice), 1)
 	} else if o.MinLanesPerDevice == 0 {
 		o.MinLanesPerDevice = DefaultMinLanesPerDevice
+	}
+	switch o.Transfer {
+	case TransferAuto, TransferPeerDirect, TransferCompact, TransferCopy:
+	default:
+		return o, &OptionError{Field: "Transfer", Reason: fmt.Sprintf("%q is not one of \"\", %q, %q, %q",
+			o.Transfer, TransferPeerDirect, TransferCompact, TransferCopy)}
 	}
 	return o, nil
 }
