@@ -21,6 +21,21 @@ import (
 // 1-GPU scene; poisoned outputs are all overwritten.
 func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	devs, same := gputest.ReplicaDevices(t)
+	for _, c := range []struct {
+		transfer shard.Transfer
+		mode     shard.Mode
+		path     shard.Path
+	}{
+		{shard.TransferAuto, shard.ModeSharded, shard.PathPeerDirect},
+		{shard.TransferCopy, shard.ModePipelined, shard.PathCopy},
+	} {
+		t.Run(string(c.path), func(t *testing.T) {
+			fastPathsAreBitwiseOneGPU(t, devs, same, c.transfer, c.mode, c.path)
+		})
+	}
+}
+
+func fastPathsAreBitwiseOneGPU(t *testing.T, devs []int, same bool, tr shard.Transfer, mode shard.Mode, path shard.Path) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 13))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(48, 2, -0.5)}
@@ -29,7 +44,7 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	require.NoError(t, err)
 	defer one.Close()
 	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...),
-		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024, AllowSameDevice: same}))
+		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024, AllowSameDevice: same, Transfer: tr}))
 	require.NoError(t, err)
 	defer two.Close()
 	tb, err := geom.BuildTables(meshes)
@@ -39,7 +54,8 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	n := rays.Len()
 
 	dr, dh, got := intersectInto(t, two, rays)
-	assert.Equal(t, shard.ModePipelined, two.LastDispatch().Mode)
+	assert.Equal(t, mode, two.LastDispatch().Mode)
+	assert.Equal(t, path, two.LastDispatch().Path)
 	want, err := one.Intersect(ctx, rays, rayd.FlagsAll)
 	require.NoError(t, err)
 	assert.True(t, testscene.SameHits(want, got), "2-GPU IntersectInto differs from 1 GPU")
@@ -49,8 +65,12 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	defer out.Close()
 	st := mustStreamOn(t, out.T)
 	require.NoError(t, out.T.Memset32(st, 0x7fc00bad))
+	require.NoError(t, out.ImageSources.Memset32(st, 0x7fc00bad))
+	require.NoError(t, out.PrimIDs.Memset32(st, 0x5eed))
+	require.NoError(t, out.Valid.Memset8(st, 0xab))
 	require.NoError(t, st.Synchronize())
 	require.NoError(t, two.TraceReflectionsInto(ctx, dr, out))
+	assert.Equal(t, path, two.LastDispatch().Path)
 	wr, err := one.TraceReflections(ctx, rays, 4)
 	require.NoError(t, err)
 	gotT := make([]float32, len(wr.T))
@@ -62,6 +82,13 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	assert.True(t, testscene.EqualBits(wr.T, gotT), "2-GPU TraceReflectionsInto t")
 	assert.Equal(t, wr.PrimIDs, gotP)
 	assert.True(t, testscene.EqualBits(wr.ImageSources, gotI))
+	gotValid := make([]uint8, len(wr.Valid))
+	require.NoError(t, out.Valid.Download(st, gotValid))
+	for i, v := range wr.Valid {
+		if gotValid[i] != map[bool]uint8{false: 0, true: 1}[v] {
+			t.Fatalf("2-GPU TraceReflectionsInto valid[%d] = %d, want %v", i, gotValid[i], v)
+		}
+	}
 
 	ends := make([]float32, len(o))
 	for i := range ends {
@@ -73,7 +100,10 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	vb, err := two.AllocVisible(n)
 	require.NoError(t, err)
 	defer vb.Close()
+	require.NoError(t, vb.Memset8(st, 0xab))
+	require.NoError(t, st.Synchronize())
 	require.NoError(t, two.VisibleInto(ctx, seg, vb))
+	assert.Equal(t, path, two.LastDispatch().Path)
 	wantV, err := one.Visible(ctx, o, ends, nil)
 	require.NoError(t, err)
 	gotV := make([]uint8, n)
@@ -119,11 +149,28 @@ func intersectInto(t *testing.T, s *rayd.Scene, rays rayd.Rays) (*rayd.DeviceRay
 	dh, err := s.AllocHits(rays.Len(), rayd.FlagsAll)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dh.Close() })
-	require.NoError(t, dh.T.Memset32(mustStream(t, dh), 0x7fc00bad))
+	poisonHits(t, dh)
 	require.NoError(t, s.IntersectInto(ctx, dr, dh))
 	h, err := dh.Download(ctx)
 	require.NoError(t, err)
 	return dr, dh, h
+}
+
+// poisonHits fills every field of a device record with a pattern no kernel
+// writes (a NaN payload for floats, an out-of-range id for ints).
+func poisonHits(t *testing.T, h *rayd.DeviceHits) {
+	st := mustStream(t, h)
+	for _, b := range []*rayd.Buffer[float32]{h.T, h.P, h.Normal, h.GeoN, h.UV, h.Bary} {
+		if b != nil {
+			require.NoError(t, b.Memset32(st, 0x7fc00bad))
+		}
+	}
+	for _, b := range []*rayd.Buffer[int32]{h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID} {
+		if b != nil {
+			require.NoError(t, b.Memset32(st, 0x5eedbad))
+		}
+	}
+	require.NoError(t, st.Synchronize())
 }
 
 // The built-in probe on CUDA replicas: every device is timed with resident

@@ -52,6 +52,7 @@ type cudaSyms struct {
 	cuDeviceGetDefaultMemPool uintptr // CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev); (optional)
 	cuMemPoolSetAttribute     uintptr // CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value); (optional)
 	cuMemPoolTrimTo           uintptr // CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep); (optional)
+	cuMemPoolSetAccess        uintptr // CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count); (optional)
 	cuMemAllocHost_v2         uintptr // CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
 	cuMemFreeHost             uintptr // CUresult cuMemFreeHost(void *p);
 	cuMemGetInfo_v2           uintptr // CUresult cuMemGetInfo_v2(size_t *free, size_t *total);
@@ -106,6 +107,7 @@ func (c *cudaSyms) symbolList() []symbol {
 		opt("cuMemAllocAsync", &c.cuMemAllocAsync), opt("cuMemFreeAsync", &c.cuMemFreeAsync),
 		opt("cuDeviceGetDefaultMemPool", &c.cuDeviceGetDefaultMemPool),
 		opt("cuMemPoolSetAttribute", &c.cuMemPoolSetAttribute), opt("cuMemPoolTrimTo", &c.cuMemPoolTrimTo),
+		opt("cuMemPoolSetAccess", &c.cuMemPoolSetAccess),
 		req("cuMemAllocHost_v2", &c.cuMemAllocHost_v2), req("cuMemFreeHost", &c.cuMemFreeHost),
 		req("cuMemGetInfo_v2", &c.cuMemGetInfo_v2),
 		req("cuMemcpyHtoD_v2", &c.cuMemcpyHtoD_v2), req("cuMemcpyDtoH_v2", &c.cuMemcpyDtoH_v2),
@@ -142,8 +144,14 @@ func InjectFaults(f FaultFunc) (restore func()) {
 }
 
 // callCount counts the calls that reach a library: context binds
-// (cuCtxSetCurrent) apart from every other call.
-var callCount struct{ calls, binds atomic.Int64 }
+// (cuCtxSetCurrent) apart from every other call, and event creations and
+// device allocations among them.
+var callCount struct{ calls, binds, events, allocs atomic.Int64 }
+
+// Creations returns how many events (cuEventCreate) and device allocations
+// (cuMemAlloc_v2, cuMemAllocAsync) this process has asked the driver for so
+// far; both are also counted in CallCounts.
+func Creations() (events, allocs int64) { return callCount.events.Load(), callCount.allocs.Load() }
 
 // CallCounts returns the number of driver calls this process has made so
 // far (every CUDA, OptiX and NCCL entry point reached through this package,
@@ -168,9 +176,16 @@ func invoke(name string, fn uintptr, args ...uintptr) Result {
 	if fn == 0 {
 		return ErrNotInitialized
 	}
-	if fn == cuda.cuCtxSetCurrent {
+	switch fn {
+	case cuda.cuCtxSetCurrent:
 		callCount.binds.Add(1)
-	} else {
+	case cuda.cuEventCreate:
+		callCount.events.Add(1)
+		callCount.calls.Add(1)
+	case cuda.cuMemAlloc_v2, cuda.cuMemAllocAsync:
+		callCount.allocs.Add(1)
+		callCount.calls.Add(1)
+	default:
 		callCount.calls.Add(1)
 	}
 	r1, _, _ := purego.SyscallN(fn, args...)

@@ -177,3 +177,25 @@ func (p MemPool) SetReleaseThreshold(bytes uint64) error {
 func (p MemPool) TrimTo(keep uint64) error {
 	return check("cuMemPoolTrimTo", p.dev, invoke("cuMemPoolTrimTo", cuda.cuMemPoolTrimTo, p.h, uintptr(keep)))
 }
+
+// memAccessDesc is CUmemAccessDesc: a CUmemLocation {type, id} and the
+// access flags.
+type memAccessDesc struct {
+	locType, locID int32
+	flags          uint32
+}
+
+// GrantReadWrite lets device peer read and write the pool's allocations
+// (cuMemPoolSetAccess with CU_MEM_ACCESS_FLAGS_PROT_READWRITE for a
+// CU_MEM_LOCATION_TYPE_DEVICE location). Peer access between the devices
+// does not cover stream-ordered pool memory; this does. ErrNotSupported
+// when the driver lacks the entry point.
+func (p MemPool) GrantReadWrite(peer int) error {
+	const locationDevice, protReadWrite = 1, 3
+	if cuda.cuMemPoolSetAccess == 0 {
+		return check("cuMemPoolSetAccess", p.dev, ErrNotSupported)
+	}
+	desc := memAccessDesc{locType: locationDevice, locID: int32(peer), flags: protReadWrite}
+	r := invoke("cuMemPoolSetAccess", cuda.cuMemPoolSetAccess, p.h, uintptr(unsafe.Pointer(&desc)), 1)
+	return check("cuMemPoolSetAccess", p.dev, r)
+}

@@ -89,6 +89,24 @@ func EnablePeerAccess(a, b *Device) error {
 	return nil
 }
 
+// DriverCalls returns the driver calls this process has made so far,
+// context binds excluded, and the context binds apart (driver.CallCounts).
+func DriverCalls() (calls, binds int64) { return driver.CallCounts() }
+
+// DriverCreations returns the events and device allocations this process
+// has asked the driver for so far (driver.Creations).
+func DriverCreations() (events, allocs int64) { return driver.Creations() }
+
+// GrantPoolAccess lets device peer read and write the memory of owner's
+// stream-ordered pool (buffers from AllocAsync), which peer access alone
+// does not cover. A no-op when both are one device or owner has no pool.
+func GrantPoolAccess(owner, peer *Device) error {
+	if owner == peer || owner.ordinal == peer.ordinal || owner.pool == nil {
+		return nil
+	}
+	return owner.with(func() error { return owner.pool.GrantReadWrite(peer.ordinal) })
+}
+
 // ComputeCapability returns the compute capability of device ordinal
 // without opening it.
 func ComputeCapability(ordinal int) (major, minor int, err error) {

@@ -17,7 +17,6 @@ import (
 type edgeState struct {
 	table *edge.Edges    // the scene's edge table, computed on first use
 	bvh   *accel.EdgeBVH // nil until the first edge task
-	built *event         // the build (and first mask) on main
 }
 
 // edgeTable returns the edge table of the replica's tables, computing it on
@@ -38,36 +37,34 @@ func (r *Replica) EdgeBVH() *accel.EdgeBVH {
 	return r.edge.bvh
 }
 
-// edgeBVH returns the edge BVH and the event of its build. The first call
-// builds it on main from the synced vertices and installs the current mask
-// there; accel.BuildEdges returns once the build has completed, and every
-// launch that reads the BVH also waits on the event, so the mask upload
-// that follows the build is ordered before it too (the entry edge a build
-// at Enter would have given). Later refits and masks are issued by Apply
-// on main, before the next call's entry edge.
-func (r *Replica) edgeBVH() (*accel.EdgeBVH, *event, error) {
+// edgeBVH returns the edge BVH. The first call builds it on main from the
+// synced vertices, installs the current mask there and makes compute and
+// side wait for both (accel.BuildEdges returns once the build has
+// completed); it does so under r.mu before any launch can read the BVH, so
+// every such launch is ordered after the build. Later refits and masks are
+// issued by Apply on main, which orders them the same way.
+func (r *Replica) edgeBVH() (*accel.EdgeBVH, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.edge.bvh != nil {
-		return r.edge.bvh, r.edge.built, nil
+		return r.edge.bvh, nil
 	}
 	b, err := accel.BuildEdges(r.main, r.tables.Vertices, accel.EdgeTablesOf(r.edgeTable()))
 	if err != nil {
-		return nil, nil, fmt.Errorf("replica: building the edge BVH on cuda:%d: %w", r.Device(), err)
+		return nil, fmt.Errorf("replica: building the edge BVH on cuda:%d: %w", r.Device(), err)
 	}
 	if len(r.mask) > 0 {
 		err = b.SetMask(r.main, r.mask)
 	}
-	var ev *event
 	if err == nil {
-		ev, err = r.record(r.main)
+		err = r.beforeLaunches()
 	}
 	if err != nil {
 		err = errors.Join(err, r.main.Synchronize(), b.Close())
-		return nil, nil, fmt.Errorf("replica: the edge BVH on cuda:%d: %w", r.Device(), err)
+		return nil, fmt.Errorf("replica: the edge BVH on cuda:%d: %w", r.Device(), err)
 	}
-	r.edge.bvh, r.edge.built = b, ev
-	return b, ev, nil
+	r.edge.bvh = b
+	return b, nil
 }
 
 // refitEdges refits a built edge BVH to the synced vertices on main. r.mu
@@ -90,8 +87,14 @@ func (r *Replica) setEdgeMask(mask []bool) error {
 		return &geom.LengthError{Field: "mask", Want: r.edgeTable().Len(), Got: n, PerRow: 1}
 	}
 	if r.edge.bvh != nil {
+		if err := r.afterLaunches(); err != nil {
+			return err
+		}
 		if err := r.edge.bvh.SetMask(r.main, mask); err != nil {
 			return fmt.Errorf("replica: edge mask on cuda:%d: %w", r.Device(), err)
+		}
+		if err := r.beforeLaunches(); err != nil {
+			return err
 		}
 	}
 	r.mask = slices.Clone(mask)
@@ -106,6 +109,6 @@ func (r *Replica) closeEdges() error {
 		return nil
 	}
 	err := r.edge.bvh.Close()
-	r.edge.bvh, r.edge.built = nil, nil
+	r.edge.bvh = nil
 	return err
 }

@@ -3,7 +3,6 @@ package replica
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -15,28 +14,22 @@ import (
 // that ran it. The next step makes its own stream wait on it
 // (cuStreamWaitEvent); Wait blocks the host (cuEventSynchronize).
 //
-// The CUDA event comes from its device's pool and goes back there once the
-// wrapper is unreachable: a wait already enqueued on it keeps the state it
-// captured, so recycling is safe as soon as no Go code can name it, and the
-// layer never has to say when it is done with an event.
+// The CUDA event comes from its device's pool and is valid until the call
+// that recorded it exits: the pool takes every event recorded during calls
+// back once no call of its Source is running (Source.enter and exit count
+// them), so steady-state calls create no event. A wait already enqueued on
+// an event keeps the state it captured, so re-recording it in a later call
+// is safe; no event of this package outlives the call that recorded it.
 type event struct {
 	e *launch.Event
 }
 
 // Wait blocks until the recorded work has completed and returns its
 // failure, if any.
-func (e *event) Wait() error {
-	err := e.e.Synchronize()
-	runtime.KeepAlive(e)
-	return err
-}
+func (e *event) Wait() error { return e.e.Synchronize() }
 
 // enqueueOn makes later work on s wait for e.
-func (e *event) enqueueOn(s *launch.Stream) error {
-	err := s.Wait(e.e)
-	runtime.KeepAlive(e)
-	return err
-}
+func (e *event) enqueueOn(s *launch.Stream) error { return s.Wait(e.e) }
 
 // waitOn makes later work on s wait for ev: a nil event is complete, one of
 // this package's becomes a stream wait, and any other implementation is
@@ -62,12 +55,16 @@ func hostWait(ev shard.Event) error {
 	return ev.Wait()
 }
 
-// eventPool recycles the CUDA events of one device.
+// eventPool recycles the CUDA events of one device: record takes a free
+// event (creating one only when none is free), and recycle returns every
+// event recorded since the last recycle to the free list.
 type eventPool struct {
-	d      *launch.Device
-	mu     sync.Mutex
-	free   []*launch.Event
-	closed bool
+	d       *launch.Device
+	mu      sync.Mutex
+	free    []*launch.Event
+	used    []*launch.Event
+	created atomic.Int64
+	closed  bool
 }
 
 // record captures the work queued on s (a stream of the pool's device).
@@ -87,38 +84,43 @@ func (p *eventPool) record(s *launch.Stream) (*event, error) {
 		if e, err = p.d.NewEvent(false); err != nil {
 			return nil, err
 		}
+		p.created.Add(1)
 	}
-	if err := e.Record(s); err != nil {
-		p.put(e)
-		return nil, err
-	}
-	ev := &event{e: e}
-	runtime.AddCleanup(ev, p.put, e)
-	return ev, nil
-}
-
-// put returns an event to the pool, or destroys it once the pool is closed.
-func (p *eventPool) put(e *launch.Event) {
+	err := e.Record(s)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		_ = e.Close()
-		return
+	switch {
+	case p.closed:
+		return nil, errors.Join(fmt.Errorf("replica: %v: %w", p.d, launch.ErrClosed), e.Close())
+	case err != nil:
+		p.free = append(p.free, e)
+		return nil, err
 	}
-	p.free = append(p.free, e)
+	p.used = append(p.used, e)
+	return &event{e: e}, nil
 }
 
-// close destroys the pooled events; events still referenced are destroyed
-// when they come back.
+// recycle makes every event recorded since the last recycle free again.
+// The caller guarantees that no code still names one of them (no call of
+// the Source is running).
+func (p *eventPool) recycle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, p.used...)
+	clear(p.used)
+	p.used = p.used[:0]
+}
+
+// close destroys the pool's events.
 func (p *eventPool) close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
 	var errs []error
-	for _, e := range p.free {
+	for _, e := range append(p.free, p.used...) {
 		errs = append(errs, e.Close())
 	}
-	p.free = nil
+	p.free, p.used = nil, nil
 	return errors.Join(errs...)
 }
 
@@ -141,6 +143,11 @@ type payload struct {
 	last     *launch.Stream
 	after    *event
 	released atomic.Bool
+
+	// path is set on the payloads of a remote's direct call
+	// (PathPeerDirect, PathCompact): views of the caller's buffers on the
+	// master, read and written in place.
+	path shard.Path
 }
 
 func (p *payload) rows() int { return p.hi - p.lo }

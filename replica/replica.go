@@ -38,6 +38,10 @@ type Replica struct {
 	dev      *device // this replica's device
 	master   *device // the master's device (dev on the master)
 	isMaster bool
+	// direct is set on a remote that can address the master's memory (its
+	// own device, or peer access and pool access granted): device tasks
+	// then run peer-direct (Route).
+	direct bool
 
 	main, compute, in, gather *launch.Stream
 	// side is a second launch stream: per_ray launches alternate between
@@ -167,54 +171,60 @@ func (r *Replica) record(s *launch.Stream) (*event, error) {
 		s.Device(), r.Device(), launch.ErrWrongDevice)
 }
 
-// Enter implements shard.Replica. It records the entry edge on main (after
-// the latest build or refit) and makes compute wait on it; a remote's
-// compute and its scatter stream also wait on the master's entry. The in
-// and gather streams wait on nothing here: host uploads have no device
-// producer, and a gather waits on the launch it copies.
-func (r *Replica) Enter(master shard.Event) (shard.Event, error) {
+// Enter implements shard.Replica: it opens the call on this replica's
+// Source (the events the call records stay valid until every running call
+// has exited) and records nothing. The ordering a call needs is set up
+// elsewhere, once: Apply makes compute and side wait on every mutation it
+// issues on main, and a launch that reads the edge BVH is ordered after its
+// build (edgeBVH); a device task's launches wait on the caller's stream.
+func (r *Replica) Enter(shard.Event) (shard.Event, error) {
 	if err := r.live(); err != nil {
 		return nil, err
 	}
-	entry, err := r.record(r.main)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range []*launch.Stream{r.compute, r.side} {
-		if err := entry.enqueueOn(s); err != nil {
-			return nil, err
-		}
-	}
-	if !r.isMaster {
-		for _, s := range []*launch.Stream{r.compute, r.side} {
-			if err := waitOn(s, master); err != nil {
-				return nil, err
-			}
-		}
-		if err := waitOn(r.scatter, master); err != nil {
-			return nil, err
-		}
-	}
-	return entry, nil
+	r.src.enter()
+	return nil, nil
 }
 
-// Exit implements shard.Replica: main waits on everything compute has been
-// given so far, so a later refit cannot overwrite geometry a launch is still
-// traversing. It also returns the failures of stream-ordered frees recorded
-// since the last Exit.
+// Exit implements shard.Replica: it closes the call opened by Enter and
+// returns the failures of stream-ordered frees recorded since the last
+// Exit. Later mutations order themselves after the call's launches (Apply).
 func (r *Replica) Exit() error {
-	if err := r.live(); err != nil {
-		return err
-	}
-	var errs []error
-	for _, s := range []*launch.Stream{r.compute, r.side} {
+	r.src.exit()
+	return r.takeErr()
+}
+
+// launchStreams are the streams whose kernels read the replica's geometry.
+func (r *Replica) launchStreams() []*launch.Stream { return []*launch.Stream{r.compute, r.side} }
+
+// afterLaunches makes main wait for every launch queued so far, so that a
+// mutation issued on main next cannot change geometry a launch still
+// reads. r.mu is held; the layer holds its replicas exclusively.
+func (r *Replica) afterLaunches() error {
+	for _, s := range r.launchStreams() {
 		done, err := r.record(s)
 		if err == nil {
 			err = done.enqueueOn(r.main)
 		}
-		errs = append(errs, err)
+		if err != nil {
+			return err
+		}
 	}
-	return errors.Join(append(errs, r.takeErr())...)
+	return nil
+}
+
+// beforeLaunches makes every later launch wait for the work queued on main
+// so far (a build, refit or mask). r.mu is held.
+func (r *Replica) beforeLaunches() error {
+	ev, err := r.record(r.main)
+	if err != nil {
+		return err
+	}
+	for _, s := range r.launchStreams() {
+		if err := ev.enqueueOn(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Apply implements shard.Replica. UpdateVertices is validated against the
@@ -229,6 +239,8 @@ func (r *Replica) Apply(m shard.Mutation) error {
 	if err := r.live(); err != nil {
 		return err
 	}
+	r.src.enter()
+	defer r.src.exit()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch m := m.(type) {
@@ -282,10 +294,16 @@ func (r *Replica) sync() error {
 		}
 	}
 	r.pending = nil
+	if err := r.afterLaunches(); err != nil {
+		return err
+	}
 	if err := r.bvh.Refit(r.main, r.tables); err != nil {
 		return fmt.Errorf("replica: refit on cuda:%d: %w", r.Device(), err)
 	}
-	return r.refitEdges()
+	if err := r.refitEdges(); err != nil {
+		return err
+	}
+	return r.beforeLaunches()
 }
 
 // Close implements shard.Replica: it waits for the replica's streams, then

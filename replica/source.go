@@ -50,6 +50,12 @@ type Source struct {
 	opts Options
 	topo *Topology
 
+	// calls counts the running calls (and mutations and builds) of every
+	// replica of the Source; when it drops to zero every device's event
+	// pool takes back the events recorded meanwhile (eventPool).
+	callMu sync.Mutex
+	calls  int
+
 	mu     sync.Mutex
 	devs   map[int]*device
 	order  []int // devices in the order they were opened
@@ -93,6 +99,46 @@ func (s *Source) device(ord int) (*device, error) {
 	s.devs[ord] = dv
 	s.order = append(s.order, ord)
 	return dv, nil
+}
+
+// enter opens a call: events recorded until the matching exit stay valid.
+func (s *Source) enter() {
+	if s == nil {
+		return
+	}
+	s.callMu.Lock()
+	s.calls++
+	s.callMu.Unlock()
+}
+
+// exit closes a call opened by enter; the last one out recycles the events
+// of every device (no running call can name them any more).
+func (s *Source) exit() {
+	if s == nil {
+		return
+	}
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	if s.calls--; s.calls > 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, dv := range s.devs {
+		dv.events.recycle()
+	}
+}
+
+// EventsCreated returns the number of CUDA events the Source's pools have
+// created so far (a steady-state call creates none).
+func (s *Source) EventsCreated() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, dv := range s.devs {
+		n += dv.events.created.Load()
+	}
+	return n
 }
 
 // Builder returns the shard.Builder of a layer whose master is device
@@ -147,6 +193,8 @@ func (s *Source) build(ctx context.Context, master int, slot shard.Slot, meshes 
 	if err != nil {
 		return nil, err
 	}
+	s.enter()
+	defer s.exit()
 	r := &Replica{src: s, dev: dv, master: mdv, isMaster: slot.Master()}
 	if slot.Master() && dv != mdv {
 		return nil, fmt.Errorf("replica: slot 0 is on cuda:%d, not the master cuda:%d", ord, master)
@@ -156,8 +204,12 @@ func (s *Source) build(ctx context.Context, master int, slot shard.Slot, meshes 
 			_ = r.Close()
 		}
 	}()
-	if !r.isMaster && dv != mdv {
-		if err := peer(mdv.d, dv.d, o.AllowNoPeerAccess); err != nil {
+	switch {
+	case r.isMaster:
+	case dv == mdv:
+		r.direct = true // a remote on the master's own device
+	default:
+		if r.direct, err = peer(mdv.d, dv.d, o.AllowNoPeerAccess); err != nil {
 			return nil, err
 		}
 	}
@@ -179,6 +231,9 @@ func (s *Source) build(ctx context.Context, master int, slot shard.Slot, meshes 
 	if r.bvh, err = accel.BuildWith(r.main, r.tables, o.Accel); err != nil {
 		return nil, fmt.Errorf("replica: building the BVH on cuda:%d: %w", ord, err)
 	}
+	if err := r.beforeLaunches(); err != nil {
+		return nil, err
+	}
 	if !o.SkipWarmUp {
 		if err := r.warmUp(); err != nil {
 			return nil, fmt.Errorf("replica: warm-up on cuda:%d: %w", ord, err)
@@ -193,25 +248,31 @@ func (s *Source) build(ctx context.Context, master int, slot shard.Slot, meshes 
 	return r, nil
 }
 
-// peer enables access between the master and a remote in both directions.
-func peer(master, remote *launch.Device, allowNone bool) error {
+// peer enables access between the master and a remote in both directions
+// and reports whether the remote can then work in the master's memory
+// (peer-direct): access enabled, and the master's stream-ordered pool
+// opened to the remote. Without access it fails, or with allowNone goes on
+// without it (copies only).
+func peer(master, remote *launch.Device, allowNone bool) (direct bool, err error) {
 	for _, p := range [][2]int{{master.Ordinal(), remote.Ordinal()}, {remote.Ordinal(), master.Ordinal()}} {
 		ok, err := launch.CanAccessPeer(p[0], p[1])
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !ok {
 			if allowNone {
-				return nil
+				return false, nil
 			}
-			return fmt.Errorf("replica: cuda:%d cannot access cuda:%d (set AllowNoPeerAccess to stage copies through the host): %w",
+			return false, fmt.Errorf("replica: cuda:%d cannot access cuda:%d (set AllowNoPeerAccess to stage copies through the host): %w",
 				p[0], p[1], shard.ErrNoPeerAccess)
 		}
 	}
 	if err := launch.EnablePeerAccess(master, remote); err != nil {
-		return fmt.Errorf("replica: enabling peer access between %v and %v: %w", master, remote, err)
+		return false, fmt.Errorf("replica: enabling peer access between %v and %v: %w", master, remote, err)
 	}
-	return nil
+	// Without pool access the remote could not touch the caller's pool
+	// buffers; copies still work, so the remote only loses the direct path.
+	return launch.GrantPoolAccess(master, remote) == nil, nil
 }
 
 // openStreams creates the replica's streams (see Replica).

@@ -202,9 +202,8 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	}
 	// An edge task reads the replica's edge BVH, built on its first use.
 	k := kernels{bvh: r.bvh}
-	var built *event
 	if j.edges {
-		if k.edges, built, err = r.edgeBVH(); err != nil {
+		if k.edges, err = r.edgeBVH(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -222,16 +221,18 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 	if err := waitOn(s, ready); err != nil {
 		return nil, nil, err
 	}
-	if err := waitOn(s, built); err != nil {
-		return nil, nil, err
-	}
 	if p.after != nil {
 		if err := p.after.enqueueOn(s); err != nil {
 			return nil, nil, err
 		}
 	}
-	out := &payload{rep: r, dev: r.dev.d, lo: lo, hi: hi, last: s}
-	if j.device && r.isMaster {
+	out := &payload{rep: r, dev: r.dev.d, lo: lo, hi: hi, last: s, path: p.path}
+	if p.path.Direct() {
+		// A direct remote writes the caller's rows on the master, where
+		// the result stays.
+		out.dev = r.master.d
+	}
+	if j.device && (r.isMaster || p.path.Direct()) {
 		if err := r.onMaster(j.out, j.devOut, "outputs"); err != nil {
 			return nil, nil, err
 		}
@@ -272,6 +273,9 @@ func (r *Replica) Gather(t shard.Task, out shard.Payload, ready shard.Event) (sh
 	}
 	if err := r.live(); err != nil {
 		return nil, nil, err
+	}
+	if pp, ok := out.(*payload); ok && pp != nil && pp.path.Direct() {
+		return out, ready, nil // already in the master's memory
 	}
 	j, err := jobOf(t)
 	if err != nil {

@@ -154,6 +154,19 @@ func fill(n, v int) []int {
 // below Floor(MinRaysPerDevice, op.TransferRowBytes); sharded with
 // DisablePipeline; pipelined otherwise.
 func (l *Layer) PlanRows(op Op, rows int) (*Schedule, error) {
+	return l.planRows(op, rows, PathCopy)
+}
+
+// PlanRowsOn is PlanRows for rows that reach the remotes by path (what the
+// replicas' Router says; RunRows asks them): a peer-direct or compact path
+// needs no copies to overlap, so a sharded call is one launch per shard,
+// the remotes' launches issued before the master's. The record carries the
+// path whenever a remote shard runs.
+func (l *Layer) PlanRowsOn(op Op, rows int, path Path) (*Schedule, error) {
+	return l.planRows(op, rows, path)
+}
+
+func (l *Layer) planRows(op Op, rows int, path Path) (*Schedule, error) {
 	l.mu.Lock()
 	if l.poison != nil {
 		defer l.mu.Unlock()
@@ -200,10 +213,13 @@ func (l *Layer) PlanRows(op Op, rows int) (*Schedule, error) {
 		s.Dispatch.Shards = []Shard{{Device: master, Start: 0, Stop: rows}}
 		s.Chunks = s.Dispatch.Shards
 		s.Depth = 1
-	case !l.pipelined:
+	case !l.pipelined || path.Direct():
 		s.Dispatch.Mode = ModeSharded
 		s.Dispatch.Shards = shards
 		s.Chunks = shards
+		if path.Direct() {
+			s.Chunks = remotesFirst(shards)
+		}
 		widest := 0
 		for _, sh := range shards {
 			widest = max(widest, sh.Len())
@@ -233,7 +249,32 @@ func (l *Layer) PlanRows(op Op, rows int) (*Schedule, error) {
 			Source: SourcePipeline, RowBytes: cost, ResidentChunks: ResidentChunks, ChunkCount: len(s.Chunks)}
 		s.Depth = 2 * len(shards)
 	}
+	if s.Dispatch.Mode != ModeMaster && len(l.devices) > 1 {
+		s.Dispatch.Path = path
+	}
 	return s, nil
+}
+
+// Direct reports whether rows travel without copies (PathPeerDirect,
+// PathCompact).
+func (p Path) Direct() bool { return p == PathPeerDirect || p == PathCompact }
+
+// remotesFirst returns the shards with the master's moved last: a direct
+// call issues the remotes' launches first, so that they start while the
+// host still issues the master's.
+func remotesFirst(shards []Shard) []Shard {
+	out := make([]Shard, 0, len(shards))
+	for _, s := range shards {
+		if s.Replica != 0 {
+			out = append(out, s)
+		}
+	}
+	for _, s := range shards {
+		if s.Replica == 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func budgetPtr(b int64) *int64 {

@@ -153,5 +153,5 @@ func TestRecordsMarshalWithTheirJSONNames(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"operation":"intersect_full","class":"per_ray","dispatch":"pipelined","rows":33,
 		"weights":[1,1],"shards":[{"device":0,"replica":0,"start":0,"stop":16},{"device":1,"replica":1,"start":16,"stop":33}],"floor":1,
-		"driver_calls":0,"context_binds":0}`, string(raw))
+		"path":"copy","driver_calls":0,"context_binds":0}`, string(raw))
 }

@@ -125,14 +125,42 @@ func RunRows[R any](ctx context.Context, l *Layer, t RowTask[R]) (R, error) {
 	if err != nil {
 		return zero, err
 	}
-	s, err := l.PlanRows(op, n)
+	count := l.startCount()
+	s, err := l.planRows(op, n, l.route(reps, t))
 	if err != nil {
 		return zero, err
 	}
-	l.record(s)
+	rec := l.record(s)
 	r := &rowRun[R]{call: l.newCall(op, reps), t: t, s: s, offload: l.opts.Offload}
 	res, err := r.run(ctx)
-	return res, r.exit(err)
+	err = r.exit(err)
+	l.counted(rec, count)
+	return res, err
+}
+
+// route is the path of a per_ray call's remote rows: PathCopy with a
+// chunking knob (the memory contract cuts and stages chunks) or when any
+// remote is not a Router or answers PathCopy; PathCompact when every remote
+// answers it; PathPeerDirect otherwise.
+func (l *Layer) route(reps []Replica, t Task) Path {
+	if l.chunked || len(reps) < 2 {
+		return PathCopy
+	}
+	path := PathCompact
+	for _, r := range reps[1:] {
+		rt, ok := r.(Router)
+		if !ok {
+			return PathCopy
+		}
+		switch rt.Route(t, l.opts.Transfer) {
+		case PathCompact:
+		case PathPeerDirect:
+			path = PathPeerDirect
+		default:
+			return PathCopy
+		}
+	}
+	return path
 }
 
 type rowRun[R any] struct {
@@ -209,7 +237,12 @@ func (r *rowRun[R]) scatter(c Shard) (*flight, error) {
 		return nil, err
 	}
 	f := &flight{c: c, rep: rep}
-	if f.in, f.inEv, err = rep.Scatter(r.t, c.Start, c.Stop); err != nil {
+	if path := r.s.Dispatch.Path; path.Direct() && c.Replica != 0 {
+		f.in, f.inEv, err = rep.(Router).ScatterDirect(r.t, c.Start, c.Stop, path)
+	} else {
+		f.in, f.inEv, err = rep.Scatter(r.t, c.Start, c.Stop)
+	}
+	if err != nil {
 		return nil, r.fail(rep, "scatter", c.Start, c.Stop, err)
 	}
 	return f, nil

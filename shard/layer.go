@@ -29,6 +29,7 @@ type Layer struct {
 	latest       []float64
 	lastDispatch *DispatchRecord
 	lastPlan     *ChunkPlan
+	counter      func() (calls, binds int64)
 }
 
 // Plan validates a multi-device request and decides who gets a layer.
@@ -211,12 +212,53 @@ func (l *Layer) LastChunkPlan() *ChunkPlan {
 }
 
 // record stores the introspection records of a call.
-func (l *Layer) record(s *Schedule) {
+func (l *Layer) record(s *Schedule) *DispatchRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d := s.Dispatch
 	l.lastDispatch = &d
 	l.lastPlan = s.Plan
+	return &d
+}
+
+// SetCallCounter installs the driver-call counter the layer reads around
+// each call (DispatchRecord.DriverCalls and ContextBinds): a function
+// returning the process's running totals. Nil (the default) records zeros.
+func (l *Layer) SetCallCounter(f func() (calls, binds int64)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.counter = f
+}
+
+// callCount is a reading of the layer's call counter at a call's start.
+type callCount struct {
+	f            func() (int64, int64)
+	calls, binds int64
+}
+
+func (l *Layer) startCount() callCount {
+	l.mu.Lock()
+	f := l.counter
+	l.mu.Unlock()
+	if f == nil {
+		return callCount{}
+	}
+	c, b := f()
+	return callCount{f: f, calls: c, binds: b}
+}
+
+// counted stores the calls made since c into rec when rec is still the
+// last dispatch record.
+func (l *Layer) counted(rec *DispatchRecord, c callCount) {
+	if c.f == nil {
+		return
+	}
+	calls, binds := c.f()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lastDispatch == rec {
+		rec.DriverCalls, rec.ContextBinds = calls-c.calls, binds-c.binds
+	}
 }
 
 // measured sets MeasuredRowBytes of the current plan, once.

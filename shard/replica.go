@@ -148,6 +148,24 @@ type Replica interface {
 	Close() error
 }
 
+// Router is implemented by replicas that can run a per_ray task's rows
+// where they lie. Route answers for a remote (never asked of the master):
+// PathPeerDirect when its launch can read the task's inputs and write its
+// outputs in the master's memory (device-resident tasks, with peer access
+// or on the master's own device), PathCompact when it can also send an
+// intersect's compact record, and PathCopy otherwise. want is the layer's
+// Options.Transfer; a forced path the replica cannot take falls back to
+// PathCopy, which every replica supports. A replica that is not a Router
+// takes PathCopy.
+type Router interface {
+	Route(t Task, want Transfer) Path
+	// ScatterDirect is Scatter for a call whose remote rows take path
+	// (PathPeerDirect or PathCompact, as Route answered): it copies
+	// nothing, and its payload tells Launch to work in the master's
+	// memory and Gather to copy nothing.
+	ScatterDirect(t Task, lo, hi int, path Path) (Payload, Event, error)
+}
+
 // Mutation is a change broadcast to every replica.
 type Mutation interface {
 	// Operation names the mutation in errors and poison records.

@@ -119,6 +119,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		if e.dev, err = e.cuda.Device(l.Master()); err != nil {
 			return nil, errors.Join(err, l.Close(), e.closeSource())
 		}
+		l.SetCallCounter(launch.DriverCalls)
 	}
 	return e, nil
 }
