@@ -131,9 +131,9 @@ func TestGPUDefaultFloorBoundary(t *testing.T) {
 }
 
 // TestGPUDeviceTasksMatchOneDevice: the device-resident tasks (inputs and
-// outputs in master buffers, remotes fed by peer copies) give the same
-// bits, written in place into the caller's output record, with and without
-// a caller stream.
+// outputs in master buffers; remotes working on them in place, or fed by
+// peer copies when the copy path is forced) give the same bits, written in
+// place into the caller's output record, with and without a caller stream.
 func TestGPUDeviceTasksMatchOneDevice(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
@@ -146,17 +146,31 @@ func TestGPUDeviceTasksMatchOneDevice(t *testing.T) {
 		if m.opts.Weights != nil || m.opts.PipelineChunksPerDevice != 0 {
 			continue
 		}
-		t.Run(m.name, func(t *testing.T) {
-			l, reps := f.layer(t, m.opts)
-			for _, n := range []int{0, 1, 2047, 100_003} {
-				ref := f.reference(t, n)
-				for _, s := range []*launch.Stream{caller, nil} {
-					what := fmt.Sprintf("%s N=%d stream=%v", m.name, n, s != nil)
-					runDevice(t, ctx, l, md, caller, s, what, ref)
+		for _, tr := range []shard.Transfer{shard.TransferAuto, shard.TransferCopy} {
+			t.Run(m.name+"/"+string(tr), func(t *testing.T) {
+				o := m.opts
+				o.Transfer = tr
+				l, reps := f.layer(t, o)
+				for _, n := range []int{0, 1, 2047, 100_003} {
+					ref := f.reference(t, n)
+					for _, s := range []*launch.Stream{caller, nil} {
+						what := fmt.Sprintf("%s N=%d stream=%v", m.name, n, s != nil)
+						runDevice(t, ctx, l, md, caller, s, what, ref)
+						if rec := l.LastDispatch(); n == 100_003 && tr == shard.TransferAuto && !l.Chunked() {
+							assert.Equal(t, shard.PathPeerDirect, rec.Path, what)
+							assert.Equal(t, shard.ModeSharded, rec.Mode, what)
+						}
+					}
 				}
-			}
-			assert.Positive(t, reps[1].Stats().Scattered, "the remote never received a peer copy")
-		})
+				assert.Positive(t, reps[1].Stats().Rows, "the remote never ran")
+				if tr == shard.TransferCopy || l.Chunked() {
+					assert.Positive(t, reps[1].Stats().Scattered, "the remote never received a peer copy")
+				} else {
+					st := reps[1].Stats()
+					assert.Zero(t, st.Scattered+st.Gathered, "a peer-direct remote copied rows")
+				}
+			})
+		}
 	}
 }
 
