@@ -41,3 +41,15 @@ func (b *Buffer[T]) CloseOn(s *Stream) error {
 	b.d.untrack(b.ptr)
 	return b.freed(s.use(func() error { return driver.MemFreeAsync(b.d.ordinal, b.ptr, s.s) }))
 }
+
+// Cast returns n elements of type T that start off bytes into b's memory,
+// as a view of another element type (it owns nothing: closing it frees
+// nothing, and it is valid while b is). off must be a multiple of T's size
+// and the elements must lie within b; otherwise an ErrLength error.
+func Cast[T, U Elem](b *Buffer[U], off, n int) (*Buffer[T], error) {
+	size := elemSize[T]()
+	if off < 0 || n < 0 || off%size != 0 || off+n*size > b.Bytes() {
+		return nil, &LengthError{What: fmt.Sprintf("Cast(%d bytes, %d elements of %d bytes)", off, n, size), Want: b.Bytes(), Got: off + n*size}
+	}
+	return &Buffer[T]{d: b.d, ptr: b.ptr + driver.DevicePtr(off), n: n}, nil
+}

@@ -62,22 +62,53 @@ type columns struct {
 	i32 []*launch.Buffer[int32]
 	u8  []*launch.Buffer[uint8]
 	f64 []*launch.Buffer[float64]
+
+	// block is the one allocation the columns of allocCols view (nil for
+	// views of the caller's buffers): one allocation, one free and, between
+	// two blocks of the same layout and rows, one copy per chunk.
+	block *launch.Buffer[uint8]
+}
+
+// columnAlign is the byte alignment of each column within a block.
+const columnAlign = 256
+
+// blockBytes is the size of the block of a chunk of n rows of l and the
+// byte offset of every present column in it, by element type, in layout
+// order.
+func blockBytes(l layout, n int) (total int, off [4][]int) {
+	for k, set := range []struct {
+		specs []spec
+		size  int
+	}{{l.f32, 4}, {l.i32, 4}, {l.u8, 1}, {l.f64, 8}} {
+		off[k] = make([]int, len(set.specs))
+		for i, c := range set.specs {
+			off[k][i] = total
+			total += (set.size*c.length(n) + columnAlign - 1) / columnAlign * columnAlign
+		}
+	}
+	return total, off
 }
 
 // allocCols allocates every present column of a chunk of n rows in stream
-// order on s.
+// order on s, as views of one block.
 func allocCols(s *launch.Stream, l layout, n int) (columns, error) {
+	total, off := blockBytes(l, n)
 	var c columns
 	var err error
-	c.f32, err = allocSet[float32](s, l.f32, n)
+	if total > 0 {
+		if c.block, err = launch.AllocAsync[uint8](s, total); err != nil {
+			return columns{}, fmt.Errorf("replica: allocating %d rows (%d bytes): %w", n, total, err)
+		}
+	}
+	c.f32, err = castSet[float32](s, c.block, l.f32, off[0], n)
 	if err == nil {
-		c.i32, err = allocSet[int32](s, l.i32, n)
+		c.i32, err = castSet[int32](s, c.block, l.i32, off[1], n)
 	}
 	if err == nil {
-		c.u8, err = allocSet[uint8](s, l.u8, n)
+		c.u8, err = castSet[uint8](s, c.block, l.u8, off[2], n)
 	}
 	if err == nil {
-		c.f64, err = allocSet[float64](s, l.f64, n)
+		c.f64, err = castSet[float64](s, c.block, l.f64, off[3], n)
 	}
 	if err != nil {
 		return columns{}, errors.Join(err, c.closeOn(s))
@@ -85,15 +116,24 @@ func allocCols(s *launch.Stream, l layout, n int) (columns, error) {
 	return c, nil
 }
 
-func allocSet[T launch.Elem](s *launch.Stream, l []spec, n int) ([]*launch.Buffer[T], error) {
+// castSet views the present columns of one element type in block; a
+// column of no elements is an empty buffer of its own (it allocates
+// nothing).
+func castSet[T launch.Elem](s *launch.Stream, block *launch.Buffer[uint8], l []spec, off []int, n int) ([]*launch.Buffer[T], error) {
 	out := make([]*launch.Buffer[T], len(l))
 	for i, c := range l {
 		if c.per == 0 {
 			continue
 		}
-		b, err := launch.AllocAsync[T](s, c.length(n))
+		var b *launch.Buffer[T]
+		var err error
+		if c.length(n) == 0 {
+			b, err = launch.AllocAsync[T](s, 0)
+		} else {
+			b, err = launch.Cast[T](block, off[i], c.length(n))
+		}
 		if err != nil {
-			return out, fmt.Errorf("replica: allocating %s (%d rows): %w", c.name, n, err)
+			return out, fmt.Errorf("replica: column %s (%d rows): %w", c.name, n, err)
 		}
 		out[i] = b
 	}
@@ -147,6 +187,9 @@ func viewSet[T launch.Elem](bufs []*launch.Buffer[T], l []spec, lo, hi int) ([]*
 // GPU), a peer copy otherwise (launch.Buffer.CopyFrom). c and src have the
 // same layout and rows.
 func (c columns) copyFrom(s *launch.Stream, src columns) error {
+	if c.block != nil && src.block != nil && c.block.Len() == src.block.Len() {
+		return c.block.CopyFrom(s, src.block) // one layout, one size: one copy
+	}
 	return errors.Join(copySet(s, c.f32, src.f32), copySet(s, c.i32, src.i32), copySet(s, c.u8, src.u8),
 		copySet(s, c.f64, src.f64))
 }
@@ -168,6 +211,9 @@ func copySet[T launch.Elem](s *launch.Stream, dst, src []*launch.Buffer[T]) erro
 
 // closeOn frees every owned column in stream order on s.
 func (c columns) closeOn(s *launch.Stream) error {
+	if c.block != nil {
+		return c.block.CloseOn(s)
+	}
 	return errors.Join(closeSet(s, c.f32), closeSet(s, c.i32), closeSet(s, c.u8), closeSet(s, c.f64))
 }
 
