@@ -63,10 +63,13 @@ type columns struct {
 	u8  []*launch.Buffer[uint8]
 	f64 []*launch.Buffer[float64]
 
-	// block is the one allocation the columns of allocCols view (nil for
-	// views of the caller's buffers): one allocation, one free and, between
-	// two blocks of the same layout and rows, one copy per chunk.
+	// block is the staging block the columns of allocCols view (nil for
+	// views of the caller's buffers): one block per chunk, taken from and
+	// returned to pool, and between two blocks of the same layout and rows
+	// one copy.
 	block *launch.Buffer[uint8]
+	stage *stageBlock
+	pool  *stagingPool
 }
 
 // columnAlign is the byte alignment of each column within a block.
@@ -89,15 +92,19 @@ func blockBytes(l layout, n int) (total int, off [4][]int) {
 	return total, off
 }
 
-// allocCols allocates every present column of a chunk of n rows in stream
-// order on s, as views of one block.
-func allocCols(s *launch.Stream, l layout, n int) (columns, error) {
+// allocCols lays every present column of a chunk of n rows out in one
+// block of pool (a device's staging), ready for use on s.
+func allocCols(pool *stagingPool, s *launch.Stream, l layout, n int) (columns, error) {
 	total, off := blockBytes(l, n)
 	var c columns
 	var err error
 	if total > 0 {
-		if c.block, err = launch.AllocAsync[uint8](s, total); err != nil {
-			return columns{}, fmt.Errorf("replica: allocating %d rows (%d bytes): %w", n, total, err)
+		if c.stage, err = pool.get(s, total); err != nil {
+			return columns{}, fmt.Errorf("replica: staging %d rows (%d bytes): %w", n, total, err)
+		}
+		c.pool = pool
+		if c.block, err = c.stage.buf.View(0, total); err != nil {
+			return columns{}, errors.Join(err, c.closeOn(s))
 		}
 	}
 	c.f32, err = castSet[float32](s, c.block, l.f32, off[0], n)
@@ -209,10 +216,11 @@ func copySet[T launch.Elem](s *launch.Stream, dst, src []*launch.Buffer[T]) erro
 	return nil
 }
 
-// closeOn frees every owned column in stream order on s.
+// closeOn releases the columns after the work queued on s: a staging block
+// goes back to its pool, other owned buffers are freed in stream order.
 func (c columns) closeOn(s *launch.Stream) error {
-	if c.block != nil {
-		return c.block.CloseOn(s)
+	if c.stage != nil {
+		return c.pool.put(c.stage, s)
 	}
 	return errors.Join(closeSet(s, c.f32), closeSet(s, c.i32), closeSet(s, c.u8), closeSet(s, c.f64))
 }

@@ -52,6 +52,11 @@ type Replica struct {
 	result        *launch.Stream // master only
 	scatter, recv *launch.Stream // remotes only, on the master
 
+	// staging holds the staging blocks of the copy path on this device, and
+	// masterStage those on the master (a remote's gathered results; staging
+	// itself on the master's device).
+	staging, masterStage *stagingPool
+
 	counter  *launch.Buffer[uint32] // persistent-launch counter of compute
 	sideCtr  *launch.Buffer[uint32] // persistent-launch counter of side
 	flip     bool                   // the next per_ray launch goes to side (under launchMu)
@@ -323,6 +328,11 @@ func (r *Replica) Close() error {
 		errs = append(errs, r.bvh.Close())
 	}
 	errs = append(errs, r.closeEdges())
+	for _, p := range []*stagingPool{r.staging, r.masterStage} {
+		if p != nil {
+			errs = append(errs, p.close())
+		}
+	}
 	errs = append(errs, r.counter.Close(), r.sideCtr.Close())
 	for _, s := range streams {
 		if s != nil {

@@ -219,6 +219,11 @@ func (s *Source) build(ctx context.Context, master int, slot shard.Slot, meshes 
 	if err := r.openStreams(); err != nil {
 		return nil, err
 	}
+	r.staging = &stagingPool{d: dv.d}
+	r.masterStage = r.staging
+	if dv != mdv {
+		r.masterStage = &stagingPool{d: mdv.d}
+	}
 	if r.counter, err = launch.Alloc[uint32](dv.d, 1); err != nil {
 		return nil, err
 	}
@@ -328,7 +333,7 @@ func (r *Replica) warmUp() (err error) {
 		if err != nil {
 			return err
 		}
-		in, err := allocCols(s, j.in, 1)
+		in, err := allocCols(r.staging, s, j.in, 1)
 		if err != nil {
 			return err
 		}
@@ -336,7 +341,7 @@ func (r *Replica) warmUp() (err error) {
 		if err := j.host.upload(s, j.in, in, 0, 1); err != nil {
 			return err
 		}
-		out, err := allocCols(s, j.out, 1)
+		out, err := allocCols(r.staging, s, j.out, 1)
 		if err != nil {
 			return err
 		}

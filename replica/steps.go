@@ -46,7 +46,7 @@ func (r *Replica) scatterHost(j *job, lo, hi int) (shard.Payload, shard.Event, e
 		return nil, nil, err
 	}
 	s := r.in
-	cols, err := allocCols(s, j.in, hi-lo)
+	cols, err := allocCols(r.staging, s, j.in, hi-lo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -125,7 +125,7 @@ func (r *Replica) scatterDevice(j *job, lo, hi int) (shard.Payload, shard.Event,
 	if r.isMaster {
 		return &payload{rep: r, dev: r.dev.d, cols: src, lo: lo, hi: hi}, caller, nil
 	}
-	dst, err := allocCols(r.in, j.in, hi-lo)
+	dst, err := allocCols(r.staging, r.in, j.in, hi-lo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,7 +238,7 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 		}
 		out.cols, err = j.devOut.view(j.out, lo, hi)
 	} else {
-		out.cols, err = allocCols(s, j.out, hi-lo)
+		out.cols, err = allocCols(r.staging, s, j.out, hi-lo)
 		out.owned = true
 	}
 	if err != nil {
@@ -296,7 +296,7 @@ func (r *Replica) Gather(t shard.Task, out shard.Payload, ready shard.Event) (sh
 		}
 		dst.cols, err = j.devOut.view(j.out, p.lo, p.hi)
 	} else {
-		dst.cols, err = allocCols(r.recv, j.out, p.rows())
+		dst.cols, err = allocCols(r.masterStage, r.recv, j.out, p.rows())
 		dst.owned = true
 	}
 	if err != nil {
