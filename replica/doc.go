@@ -49,41 +49,63 @@
 // device-to-device copies (launch.Buffer.CopyFrom within one device) and it
 // needs no peer access.
 //
+// # Paths
+//
+// A device task's rows reach a remote in one of two ways (shard.Router;
+// DispatchRecord.Path says which ran). Peer-direct, the default wherever the
+// remote can address the master's memory (its own device, or peer access
+// with the master's stream-ordered pool opened to it): the call is one
+// launch per device, and the remote's kernel reads its rows from the
+// caller's input buffers and writes its results into the caller's output
+// buffers where they lie, so nothing is copied or allocated. The copy path
+// (host tasks, chunked calls, remotes without access, or
+// shard.TransferCopy): inputs are uploaded or copied into a staging block
+// on the remote, results are written into a staging block and gathered to
+// the master in one copy per chunk.
+//
 // # Streams, events and memory
 //
 // Each replica creates its streams once, at build, and reuses them for
-// every call: on its device main (build, refit, exit edges), compute and
+// every call: on its device main (build, refit, edge mask), compute and
 // side (per_ray launches alternate between the two, so that a chunk's
 // kernel fills the SMs the tail of the previous chunk's leaves idle; every
 // edge below that names compute holds for side too), in (host uploads) and
 // gather; on the master device, result for the
 // master and, per remote, scatter (peer copies of device inputs) and recv
-// (allocation of gathered host results). All are non-blocking; nothing is
+// (staging of gathered host results). All are non-blocking; nothing is
 // issued on the legacy null stream. Every dependency between two streams,
 // on one device or across devices, is an event recorded on the producer's
 // stream and waited for by the consumer's (cuStreamWaitEvent):
 //
-//	Enter    main ─entry→ compute (a remote's compute also waits on the
-//	         master's entry, and its scatter stream too)
-//	Scatter  host: alloc+upload on in ─uploaded→
-//	         device, remote: alloc on in ─allocated→ scatter (after the
+//	Scatter  host: stage+upload on in ─uploaded→
+//	         device, direct: none (the launch waits on the caller's Stream)
+//	         device, copy: stage on in ─staged→ scatter (after the
 //	         caller's Stream) peer copy ─copied→
-//	Launch   compute waits (an edge task also on its replica's edge BVH
-//	         build on main), allocates the outputs, launches ─computed→
-//	Gather   remote: recv alloc ─allocated→ gather waits computed, peer
+//	Launch   compute waits, stages the outputs (copy path) or takes the
+//	         caller's rows (master, direct), launches ─computed→
+//	Gather   copy path: recv stage ─staged→ gather waits computed, one peer
 //	         copy to the master ─gathered→
 //	Result   master: result stream waits, downloads (host tasks), or the
 //	         caller's Stream waits (device tasks)
-//	Exit     compute ─done→ main, so a later refit waits for the queries
+//
+// Calls record no entry or exit edges. Ordering against mutations is set
+// up by the mutations themselves, which hold the layer exclusively: Apply
+// makes main wait for every launch queued on compute and side before it
+// refits or changes the edge mask, and makes compute and side wait for main
+// afterwards; the edge BVH, built on main at the first edge task, is
+// ordered before every launch that reads it the same way.
 //
 // No step waits on the host except Result of a host task (the contract
 // asks for a host record), Event.Wait, and the first edge task's launch on
-// a replica, which returns once that replica's edge BVH is built. Memory for a chunk comes from the
-// device's stream-ordered pool and is freed in stream order on the stream
-// of its last use (launch.Buffer.CloseOn), after that stream was made to
-// wait for every earlier use, so releasing a payload never blocks and
-// never stalls the stream that allocated it. Events come from a per-device
-// pool and return to it when the layer drops them.
+// a replica, which returns once that replica's edge BVH is built. A copy
+// path chunk takes a staging block from its replica's pool on the stream of
+// its first use (waiting for the block's previous use) and returns it on
+// the stream of its last use, after that stream was made to wait for every
+// earlier use (recording the block's own event), so releasing a payload
+// never blocks; blocks only grow and are freed at Close. Events come from a
+// per-device pool: every event recorded during a call stays valid until the
+// last running call of the Source exits, and then returns to the pool, so
+// steady-state calls create no event and allocate nothing.
 //
 // Place in the package graph (ARCHITECTURE.md): engine/replicated → shard → replica → accel →
 // launch. replica implements the interface declared by shard and so
