@@ -34,6 +34,9 @@ type Device struct {
 
 	liveMu sync.Mutex
 	live   map[driver.DevicePtr]func() // owned buffers not yet freed: their release on Close
+
+	peerMu sync.Mutex
+	peers  atomic.Value // []*Device whose memory kernels on this device may address
 }
 
 // Count returns the number of visible CUDA devices (driver.ErrNoDriver

@@ -357,3 +357,44 @@ func TestAllocAsyncIsStreamOrderedAndReturnsToBaseline(t *testing.T) {
 	cur, _ := d.Allocated()
 	assert.Zero(t, cur)
 }
+
+// A kernel takes a buffer of another device only once peer access from its
+// device to that one is enabled; it then writes the peer's memory in place,
+// also memory of the peer's stream-ordered pool once the pool is opened.
+func TestKernelWritesPeerMemoryOnceAccessIsEnabled(t *testing.T) {
+	gputest.MustHaveDevices(t, 2)
+	d0, err := launch.Open(0)
+	require.NoError(t, err)
+	defer d0.Close()
+	d1, err := launch.Open(1)
+	require.NoError(t, err)
+	defer d1.Close()
+	s0, err := d0.NewStream()
+	require.NoError(t, err)
+	defer s0.Close()
+	s1, err := d1.NewStream()
+	require.NoError(t, err)
+	defer s1.Close()
+	k, err := d0.Kernel("basic", "rayd_fill_f32")
+	require.NoError(t, err)
+	plain, err := launch.Alloc[float32](d1, 4099)
+	require.NoError(t, err)
+	defer plain.Close()
+	err = k.Launch(s0, launch.Blocks(4099, 256), launch.Threads(256), 0, plain, uint32(4099), float32(5))
+	require.ErrorIs(t, err, launch.ErrWrongDevice)
+	require.NoError(t, launch.EnablePeerAccess(d0, d1))
+	require.NoError(t, launch.GrantPoolAccess(d1, d0))
+	pooled, err := launch.AllocAsync[float32](s1, 4099)
+	require.NoError(t, err)
+	require.NoError(t, s1.Synchronize())
+	for _, b := range []*launch.Buffer[float32]{plain, pooled} {
+		require.NoError(t, k.Launch(s0, launch.Blocks(4099, 256), launch.Threads(256), 0, b, uint32(4099), float32(5)))
+		require.NoError(t, s0.Synchronize())
+		got := make([]float32, 4099)
+		require.NoError(t, b.Download(s1, got))
+		for i, v := range got {
+			require.Equal(t, float32(5), v, "element %d", i)
+		}
+	}
+	require.NoError(t, pooled.CloseOn(s1))
+}

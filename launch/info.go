@@ -85,8 +85,35 @@ func EnablePeerAccess(a, b *Device) error {
 		if err := p[0].with(func() error { return p[0].ctx.EnablePeerAccess(peer) }); err != nil {
 			return err
 		}
+		p[0].addPeer(p[1])
 	}
 	return nil
+}
+
+// addPeer records that kernels on d may address p's memory (peer access
+// from d to p is enabled).
+func (d *Device) addPeer(p *Device) {
+	d.peerMu.Lock()
+	defer d.peerMu.Unlock()
+	old, _ := d.peers.Load().([]*Device)
+	for _, x := range old {
+		if x == p {
+			return
+		}
+	}
+	d.peers.Store(append(append([]*Device(nil), old...), p))
+}
+
+// reaches reports whether kernels on d may take buffers of p as arguments:
+// peer access from d to p was enabled through EnablePeerAccess.
+func (d *Device) reaches(p *Device) bool {
+	peers, _ := d.peers.Load().([]*Device)
+	for _, x := range peers {
+		if x == p {
+			return true
+		}
+	}
+	return false
 }
 
 // DriverCalls returns the driver calls this process has made so far,

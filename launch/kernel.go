@@ -184,7 +184,7 @@ func (k *Kernel) pack(i int, a any) error {
 			if closed {
 				return fmt.Errorf("launch: %s argument %d (%s): %w", k.name, i, p.Name, ErrClosed)
 			}
-			if dev != k.d {
+			if dev != k.d && !k.d.reaches(dev) {
 				return fmt.Errorf("launch: %s argument %d (%s): %w: buffer on %v, kernel on %v", k.name, i, p.Name, ErrWrongDevice, dev, k.d)
 			}
 			k.args.PutU64(uint64(ptr))
