@@ -10,6 +10,12 @@
 //
 // The RF kernels (accumulations and paths) run over the BVH too.
 //
+// Intersect also comes in two halves for moving hits between devices:
+// IntersectCompact writes a 16-byte record per row {t, u, v, slot} and
+// ExpandHits rebuilds the full record from it on any BVH built from the
+// same tables with the same Options, through the kernels' one epilogue, so
+// the result is bitwise Intersect's (compact.go).
+//
 // Place in the graph (ARCHITECTURE.md): engine/cuda, replica → accel →
 // launch → ptx/driver. accel imports launch, geom, edge (the pure edge
 // table) and rf (the RF records) only; it never imports driver or unsafe.
@@ -51,5 +57,6 @@
 // the Morton codes, sort, radix tree, collapse and layout, and GPU tests
 // compare a downloaded device build with it bit for bit. Validate checks the
 // invariants of any layout; Layout.Closest and AnyHit mirror the device
-// traversal (and count its work in TraceStats).
+// traversal (and count its work in TraceStats); Layout.IntersectCompact and
+// ExpandHits mirror the compact records.
 package accel

@@ -204,6 +204,8 @@ func queries(t *testing.T, rec *recorder, width int) {
 			for _, err := range []error{
 				b.launchIntersect(rec, r, geom.FlagsAll, hits, false),
 				b.launchIntersect(rec, r, geom.FlagsAll, hits, true),
+				b.launchIntersectCompact(rec, r, buf[uint32]()),
+				b.launchExpandHits(rec, r, buf[uint32](), geom.FlagsAll, hits),
 				b.launchReflections(rec, r, 4, refl),
 				b.launchVisible(rec, seg, buf[uint8]()),
 				b.launchBlockers(rec, seg, nil, 0, buf[int32]()),

@@ -3,7 +3,9 @@
 // creates non-blocking streams and events, owns typed device buffers, caches
 // one module per device for every PTX module it loads (digest verified by
 // package ptx) and launches kernels after validating the arguments against
-// the manifest's parameter layout.
+// the manifest's parameter layout. Columns packs separate buffers into one
+// contiguous buffer and unpacks it again, one launch each way, so that a
+// record of many columns crosses devices in one copy.
 //
 // Every driver call is issued on a goroutine locked to its OS thread with the
 // device's primary context current: either on the device's executor (Do) or,

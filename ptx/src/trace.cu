@@ -1,8 +1,10 @@
 // trace.cu: ray queries over the triangle BVH of bvh_build.cu — closest hit
 // (intersect), specular reflection chains and segment visibility, each over
 // child-pair nodes (rayd_*) and over quad nodes (rayd_*4) — plus a
-// brute-force intersect for tests. One thread per ray; the traversal and the
-// watertight test live in rayd.cuh.
+// brute-force intersect for tests, and intersect split in two: a compact
+// 16-byte record per row (rayd_intersect_compact*) and its expansion into
+// the full record (rayd_expand_hits). One thread per ray; the traversal and
+// the watertight test live in rayd.cuh.
 //
 // Common parameters:
 //   nodes      float4[4·num_nodes]  child-pair nodes (root 0)
@@ -32,20 +34,18 @@ __device__ __forceinline__ void store3(float* __restrict__ p, long long i, float
     p[3 * i + 2] = z;
 }
 
-// intersect_row: spec §2.1 for row i (geom/ref op sequences for p, normals,
-// barycentrics). W: layout width (0 brute force, 2, 4).
+// closest_row: the traversal of spec §2.1 for row i: loads the ray into oi,
+// di and leaves the closest hit in b (b.prim == NO_PRIM on a miss). Inactive
+// rows, rows with a non-finite origin or direction and an empty BVH miss.
+// W: layout width (0 brute force, 2, 4).
 template <int W>
-__device__ __forceinline__ void intersect_row(long long i, const float4* __restrict__ nodes,
-                                              const float4* __restrict__ tris, int num_tris,
-                                              const float* __restrict__ o, const float* __restrict__ d,
-                                              const float* __restrict__ tmax, const unsigned char* __restrict__ active,
-                                              unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p,
-                                              float* __restrict__ out_n, float* __restrict__ out_geo_n,
-                                              float* __restrict__ out_uv, float* __restrict__ out_bary,
-                                              int* __restrict__ out_shape, int* __restrict__ out_prim,
-                                              int* __restrict__ out_local, int* __restrict__ out_global) {
-    float3 oi = load3(o, i), di = load3(d, i);
-    Best b;
+__device__ __forceinline__ void closest_row(long long i, const float4* __restrict__ nodes,
+                                            const float4* __restrict__ tris, int num_tris,
+                                            const float* __restrict__ o, const float* __restrict__ d,
+                                            const float* __restrict__ tmax, const unsigned char* __restrict__ active,
+                                            float3& oi, float3& di, Best& b) {
+    oi = load3(o, i);
+    di = load3(d, i);
     b.t = tmax ? tmax[i] : RAYD_FLT_MAX;
     b.prim = NO_PRIM;
     b.slot = -1;
@@ -57,8 +57,24 @@ __device__ __forceinline__ void intersect_row(long long i, const float4* __restr
         setup_ray(r, oi.x, oi.y, oi.z, di.x, di.y, di.z);
         trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_TMIN, b);
     }
-    const bool hit = b.prim != NO_PRIM;
-    out_t[i] = hit ? b.t : __int_as_float(0x7f800000);
+}
+
+// write_hit_record: the epilogue of spec §2.1 for row i (geom/ref op
+// sequences for p, normals, barycentrics): writes every selected field from
+// the closest hit (t, u, v, slot) or the miss record when !hit. ray(oi, di)
+// yields the row's origin and direction; it is called only when p is
+// written. rayd_intersect* and rayd_expand_hits both write through this one
+// function, so a record rebuilt from (t, u, v, slot) is bitwise the one the
+// traversal kernel writes.
+template <class RayAt>
+__device__ __forceinline__ void write_hit_record(long long i, bool hit, float t, float u, float v, int slot,
+                                                 const RayAt& ray, const float4* __restrict__ tris, unsigned int flags,
+                                                 float* __restrict__ out_t, float* __restrict__ out_p,
+                                                 float* __restrict__ out_n, float* __restrict__ out_geo_n,
+                                                 float* __restrict__ out_uv, float* __restrict__ out_bary,
+                                                 int* __restrict__ out_shape, int* __restrict__ out_prim,
+                                                 int* __restrict__ out_local, int* __restrict__ out_global) {
+    out_t[i] = hit ? t : __int_as_float(0x7f800000);
     const bool geo = (flags & 1u) != 0, shade = (flags & 2u) != 0, uvf = (flags & 4u) != 0;
     if (!hit) {
         if (geo) {
@@ -74,18 +90,20 @@ __device__ __forceinline__ void intersect_row(long long i, const float4* __restr
         if (uvf && out_uv) { out_uv[2 * i] = 0.0f; out_uv[2 * i + 1] = 0.0f; }
         return;
     }
-    float4 p0 = __ldg(&tris[3LL * b.slot + 0]);
-    float4 p1 = __ldg(&tris[3LL * b.slot + 1]);
-    float4 p2 = __ldg(&tris[3LL * b.slot + 2]);
+    float4 p0 = __ldg(&tris[3LL * slot + 0]);
+    float4 p1 = __ldg(&tris[3LL * slot + 1]);
+    float4 p2 = __ldg(&tris[3LL * slot + 2]);
     float3 nrm = make_float3(0.0f, 0.0f, 0.0f);
     if (geo || shade) nrm = face_normal(p0, p1, p2, RAYD_NORMAL_FLOOR);
     if (geo) {
         if (out_p) {
-            store3(out_p, i, __fadd_rn(oi.x, __fmul_rn(b.t, di.x)), __fadd_rn(oi.y, __fmul_rn(b.t, di.y)),
-                   __fadd_rn(oi.z, __fmul_rn(b.t, di.z)));
+            float3 oi, di;
+            ray(oi, di);
+            store3(out_p, i, __fadd_rn(oi.x, __fmul_rn(t, di.x)), __fadd_rn(oi.y, __fmul_rn(t, di.y)),
+                   __fadd_rn(oi.z, __fmul_rn(t, di.z)));
         }
         if (out_geo_n) store3(out_geo_n, i, nrm.x, nrm.y, nrm.z);
-        if (out_bary) store3(out_bary, i, __fsub_rn(__fsub_rn(1.0f, b.u), b.v), b.u, b.v);
+        if (out_bary) store3(out_bary, i, __fsub_rn(__fsub_rn(1.0f, u), v), u, v);
         int prim = __float_as_int(p0.w);
         if (out_shape) out_shape[i] = __float_as_int(p1.w);
         if (out_prim) out_prim[i] = prim;
@@ -93,7 +111,62 @@ __device__ __forceinline__ void intersect_row(long long i, const float4* __restr
         if (out_global) out_global[i] = prim;
     }
     if (shade && out_n) store3(out_n, i, nrm.x, nrm.y, nrm.z);
-    if (uvf && out_uv) { out_uv[2 * i] = b.u; out_uv[2 * i + 1] = b.v; }
+    if (uvf && out_uv) { out_uv[2 * i] = u; out_uv[2 * i + 1] = v; }
+}
+
+// KnownRay hands the epilogue a ray the traversal already loaded.
+struct KnownRay {
+    float3 o, d;
+    __device__ __forceinline__ void operator()(float3& oi, float3& di) const {
+        oi = o;
+        di = d;
+    }
+};
+
+// LoadRay loads row i's ray when the epilogue needs it (rayd_expand_hits).
+struct LoadRay {
+    const float* __restrict__ o;
+    const float* __restrict__ d;
+    long long i;
+    __device__ __forceinline__ void operator()(float3& oi, float3& di) const {
+        oi = load3(o, i);
+        di = load3(d, i);
+    }
+};
+
+// intersect_row: spec §2.1 for row i, the traversal then the epilogue.
+template <int W>
+__device__ __forceinline__ void intersect_row(long long i, const float4* __restrict__ nodes,
+                                              const float4* __restrict__ tris, int num_tris,
+                                              const float* __restrict__ o, const float* __restrict__ d,
+                                              const float* __restrict__ tmax, const unsigned char* __restrict__ active,
+                                              unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p,
+                                              float* __restrict__ out_n, float* __restrict__ out_geo_n,
+                                              float* __restrict__ out_uv, float* __restrict__ out_bary,
+                                              int* __restrict__ out_shape, int* __restrict__ out_prim,
+                                              int* __restrict__ out_local, int* __restrict__ out_global) {
+    KnownRay ray;
+    Best b;
+    closest_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, ray.o, ray.d, b);
+    write_hit_record(i, b.prim != NO_PRIM, b.t, b.u, b.v, b.slot, ray, tris, flags, out_t, out_p, out_n, out_geo_n,
+                     out_uv, out_bary, out_shape, out_prim, out_local, out_global);
+}
+
+// compact_row: the traversal of intersect_row for row i, stored as one
+// 16-byte record {t bits (+inf on a miss), u bits, v bits, slot (NO_PRIM on
+// a miss)} with one vector store.
+template <int W>
+__device__ __forceinline__ void compact_row(long long i, const float4* __restrict__ nodes,
+                                            const float4* __restrict__ tris, int num_tris,
+                                            const float* __restrict__ o, const float* __restrict__ d,
+                                            const float* __restrict__ tmax, const unsigned char* __restrict__ active,
+                                            uint4* __restrict__ out) {
+    float3 oi, di;
+    Best b;
+    closest_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, oi, di, b);
+    const bool hit = b.prim != NO_PRIM;
+    out[i] = make_uint4(hit ? __float_as_uint(b.t) : 0x7f800000u, __float_as_uint(b.u), __float_as_uint(b.v),
+                        hit ? (unsigned int)b.slot : NO_PRIM);
 }
 
 template <int W>
@@ -109,6 +182,18 @@ __device__ __forceinline__ void intersect_kernel(
             intersect_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, flags, out_t, out_p, out_n, out_geo_n, out_uv,
                              out_bary, out_shape, out_prim, out_local, out_global);
         }
+    }
+}
+
+template <int W>
+__device__ __forceinline__ void compact_kernel(const float4* __restrict__ nodes, const float4* __restrict__ tris,
+                                               int num_tris, const float* __restrict__ o, const float* __restrict__ d,
+                                               const float* __restrict__ tmax,
+                                               const unsigned char* __restrict__ active, int n,
+                                               uint4* __restrict__ out, unsigned int* counter) {
+    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+        long long i = base + (threadIdx.x & 31u);
+        if (i < n) compact_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, out);
     }
 }
 
@@ -273,6 +358,59 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_brute(
     const float4* nodes = nullptr;
     unsigned int* counter = nullptr;
     intersect_kernel<0>(INTERSECT_ARGS);
+}
+
+// rayd_intersect_compact(nodes, tris, num_tris, o, d, tmax, active, n, out,
+// counter): the traversal of rayd_intersect (same inputs, misses and counter
+// semantics) writing one 16-byte compact record per row instead of the
+// record of spec §1.6:
+//   out         uint32[4n], 16-byte aligned: row i is out[4i..4i+3] =
+//               {t bits (+inf on a miss), u bits, v bits, slot}, slot the
+//               winning triangle's index in leaf order (tris), 0xffffffff
+//               on a miss (u = v = 0 then)
+// rayd_expand_hits rebuilds the full record from it; a warp's stores are 32
+// consecutive records (512 B).
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_compact(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    uint4* __restrict__ out, unsigned int* counter) {
+    compact_kernel<2>(nodes, tris, num_tris, o, d, tmax, active, n, out, counter);
+}
+
+// rayd_intersect_compact4: rayd_intersect_compact over quad nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_compact4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    uint4* __restrict__ out, unsigned int* counter) {
+    compact_kernel<4>(nodes, tris, num_tris, o, d, tmax, active, n, out, counter);
+}
+
+// rayd_expand_hits(tris, num_tris, o, d, compact, n, flags, out_t, out_p,
+// out_n, out_geo_n, out_uv, out_bary, out_shape, out_prim, out_local,
+// out_global): the record of rayd_intersect rebuilt from compact records of
+// rayd_intersect_compact over a BVH with the same triangle records, through
+// the same epilogue: every written field is bitwise what rayd_intersect
+// writes for the same rays (misses included). One row per thread, the grid
+// covers n.
+//   tris, num_tris      the BVH's triangle records
+//   o, d                float[3n], the rays of the compact run (read only
+//                       for the rows whose p is written)
+//   compact             uint32[4n], 16-byte aligned; a slot outside
+//                       [0, num_tris) is a miss
+//   n, flags, out_*     as rayd_intersect
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_expand_hits(
+    const float4* __restrict__ tris, int num_tris, const float* __restrict__ o, const float* __restrict__ d,
+    const uint4* __restrict__ compact, int n, unsigned int flags, float* __restrict__ out_t,
+    float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
+    float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
+    int* __restrict__ out_local, int* __restrict__ out_global) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint4 c = __ldg(&compact[i]);
+    LoadRay ray{o, d, i};
+    write_hit_record(i, c.w < (unsigned int)num_tris, __uint_as_float(c.x), __uint_as_float(c.y),
+                     __uint_as_float(c.z), (int)c.w, ray, tris, flags, out_t, out_p, out_n, out_geo_n, out_uv, out_bary,
+                     out_shape, out_prim, out_local, out_global);
 }
 
 // rayd_trace_reflections(nodes, tris, num_tris, o, d, tmax, active, n,
