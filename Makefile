@@ -21,7 +21,7 @@ EVIDENCE_TAR ?=
 LAUNCH_RUNS  ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-launch bench-geometry bench-edges bench-edges-full-point bench-edges-full-rays bench-rf \
+	evidence-status bench-launch bench-overhead bench-geometry bench-edges bench-edges-full-point bench-edges-full-rays bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -65,16 +65,17 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/replicated ./benchmarks/replicated
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/overhead ./benchmarks/overhead
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/ptxdigest ./cmd/ptxdigest
 	@echo "gpu-bins: stamped $(COMMIT) dirty=$(DIRTY)"
 
 ## gpu-pack: what gpu-evidence-run needs (the test binaries, gpuaccept and
-## the four benchmarks), in one archive to carry to a GPU machine that has no
+## the benchmarks), in one archive to carry to a GPU machine that has no
 ## Go; gpu-evidence-run unpacks it into $(BIN) there.
 GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
-GPU_PACK_BINS := gpuaccept launchbench geometry rfbench edgebench replicated rayd
+GPU_PACK_BINS := gpuaccept launchbench geometry rfbench edgebench replicated overhead rayd
 gpu-pack: gpu-bins
 	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
 	@ls -l $(GPU_PACK)
@@ -94,13 +95,14 @@ gpu-census:
 	$(BIN)/gpuaccept -census $(BIN)/*.test
 
 ## gpu-evidence-run: on the GPU machine (after make gpu-bins or gpu-pack; Go
-## is not needed there, nvcc is for bench-launch): gpu-accept-run, bench-geometry,
-## bench-edges, bench-rf and bench-launch from the binaries in bin/, each
-## logged to $(EVIDENCE_LOG)/<step>.log. Every step runs even when one fails;
-## the target fails when any did. EVIDENCE_TAR=path packs the files written
+## is not needed there, nvcc is for bench-launch): gpu-accept-run,
+## gpu-replicated, bench-overhead, bench-geometry, bench-edges, bench-rf and
+## bench-launch from the binaries in bin/, each logged to
+## $(EVIDENCE_LOG)/<step>.log. Every step runs even when one fails; the
+## target fails when any did. EVIDENCE_TAR=path packs the files written
 ## (and the logs) into one tar.gz, to unpack at the repository root.
-EVIDENCE_STEPS ?= gpu-accept-run gpu-replicated bench-geometry bench-edges bench-rf bench-launch
-EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/replicated-1gpu.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
+EVIDENCE_STEPS ?= gpu-accept-run gpu-replicated bench-overhead bench-geometry bench-edges bench-rf bench-launch
+EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/replicated-1gpu.json $(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
 	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/launch-h200-run*.json \
 	$(RESULTS_DIR)/edges-h200-compute-point-full.json $(RESULTS_DIR)/edges-h200-compute-point-full.txt \
 	$(RESULTS_DIR)/edges-h200-compute-rays-full.json $(RESULTS_DIR)/edges-h200-compute-rays-full.txt \
@@ -135,6 +137,14 @@ gpu-harden:
 ## $(EVIDENCE_DIR)/replicated-1gpu.json.
 gpu-replicated:
 	$(BIN)/replicated -out $(EVIDENCE_DIR)/replicated-1gpu.json
+
+## bench-overhead: the replicated layer's fixed cost on one GPU (same-device
+## replicas at weights [0.5, 0.5] against the single-device call, interleaved
+## CUDA-event rounds, driver calls per call, every field checked on poisoned
+## outputs) -> $(RESULTS_DIR)/overhead-1gpu.json. A missed target is
+## reported, not failed on; a correctness failure fails.
+bench-overhead:
+	$(BIN)/overhead -out $(RESULTS_DIR)/overhead-1gpu.json
 
 ## bench-launch: launch micro-benchmark against the C driver-API baseline,
 ## LAUNCH_RUNS times -> $(RESULTS_DIR)/launch-h200-run<i>.json (needs nvcc).

@@ -43,7 +43,7 @@ func ExampleWriteTable() {
 		Configs: map[string]benchmarks.Config{"compute": {
 			AccumDfrDirect: &benchmarks.Row{
 				Batch: "67108864 samples", SingleMS: 34.76, MultiMS: &multi, Speedup: &speedup,
-				Dispatch: "lane-sharded", ChunkCount: 2,
+				Dispatch: "lane-sharded", DriverCalls: 22, ChunkCount: 2,
 			},
 		}},
 	}
@@ -51,7 +51,7 @@ func ExampleWriteTable() {
 		fmt.Println(err)
 	}
 	// Output:
-	// | Configuration | Operation | Batch | 1 GPU | 2 GPUs | speedup | dispatch | chunks | weights | check |
-	// | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
-	// | compute | accum_dfr_direct | 67108864 samples | 34.76 ms | 18.83 ms | 1.85x | lane-sharded | 2 | -- | -- |
+	// | Configuration | Operation | Batch | 1 GPU | 2 GPUs | speedup | dispatch | path | driver calls | chunks | weights | check |
+	// | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+	// | compute | accum_dfr_direct | 67108864 samples | 34.76 ms | 18.83 ms | 1.85x | lane-sharded | -- | 22 | 2 | -- | -- |
 }

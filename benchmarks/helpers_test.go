@@ -46,7 +46,7 @@ func liveRecord() *Record {
 			NsPerRaySingle: single * 1e6 / 1048576,
 			MultiMS:        ptr(multi), MultiRoundsMS: []float64{multi, multi + 0.2},
 			Speedup: ptr(single / multi), OverheadMS: ptr(multi - single/2), Devices: 4,
-			Dispatch: "pipelined", ChunkSource: "plan", ChunkRows: 131072, ChunkCount: 9,
+			Dispatch: "pipelined", Path: "peer-direct", DriverCalls: 14, ChunkSource: "plan", ChunkRows: 131072, ChunkCount: 9,
 			RowBytes: 76, MeasuredRowBytes: 76, BitwiseAgreement: ptr(1.0),
 			Overlap: OverlapModel(single, multi, 1048576, 131072, 76, 40),
 			Scaling: []Scale{
@@ -81,7 +81,7 @@ func liveRecord() *Record {
 	}
 	accum := &Row{
 		Batch: "67108864 samples", SingleMS: 30, MultiMS: ptr(9.0), Speedup: ptr(30.0 / 9),
-		OverheadMS: ptr(9.0 - 15), Dispatch: "lane-sharded", ChunkCount: 4,
+		OverheadMS: ptr(9.0 - 15), Dispatch: "lane-sharded", DriverCalls: 22, ChunkCount: 4,
 		RelativeGridDeviation: ptr(3e-7), DirectSamples: 67108864,
 	}
 	cfg := Config{

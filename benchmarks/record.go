@@ -143,7 +143,15 @@ type Row struct {
 	OverheadMS    *float64  `json:"overhead_ms,omitempty"`
 	Devices       int       `json:"devices,omitempty"`
 
-	Dispatch         string `json:"dispatch,omitempty"`
+	Dispatch string `json:"dispatch,omitempty"`
+	// Path is the transfer path of the multi-device call's remote rows
+	// ("peer-direct", "compact", "copy"; empty when every row ran on the
+	// master or the layer did not say).
+	Path string `json:"path,omitempty"`
+	// DriverCalls is the number of driver calls of the multi-device call
+	// as the layer counted them (context binds excluded); 0 when not
+	// counted.
+	DriverCalls      int64  `json:"driver_calls,omitempty"`
 	ChunkSource      string `json:"chunk_source,omitempty"`
 	ChunkRows        int    `json:"chunk_rows,omitempty"`
 	ChunkCount       int    `json:"chunk_count,omitempty"`

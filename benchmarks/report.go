@@ -92,7 +92,7 @@ func WriteTable(w io.Writer, r *Record) error {
 	} else {
 		header = append(header, "multi (n/a)")
 	}
-	header = append(header, "speedup", "dispatch", "chunks", "weights", "check")
+	header = append(header, "speedup", "dispatch", "path", "driver calls", "chunks", "weights", "check")
 	writeCells(&sb, header)
 	sep := make([]string, len(header))
 	for i := range sep {
@@ -158,7 +158,11 @@ func tableRow(config string, l labeledRow, scales []int) []string {
 	if row.Speedup != nil {
 		speedup = fmt.Sprintf("%.2fx", *row.Speedup)
 	}
-	cells = append(cells, msCell(row.MultiMS), speedup, orDash(row.Dispatch))
+	calls := "--"
+	if row.DriverCalls > 0 {
+		calls = strconv.FormatInt(row.DriverCalls, 10)
+	}
+	cells = append(cells, msCell(row.MultiMS), speedup, orDash(row.Dispatch), orDash(row.Path), calls)
 	chunks := "--"
 	if row.ChunkCount > 0 {
 		chunks = strconv.Itoa(row.ChunkCount)

@@ -20,22 +20,22 @@ func TestWriteTableHistorical(t *testing.T) {
 	r, _ := loadHistorical(t)
 	out := table(t, r)
 	lines := strings.Split(out, "\n")
-	assert.Equal(t, "| Configuration | Operation | Batch | 1 GPU | 2 GPUs | speedup | dispatch | chunks | weights | check |", lines[0])
-	assert.Equal(t, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", lines[1])
+	assert.Equal(t, "| Configuration | Operation | Batch | 1 GPU | 2 GPUs | speedup | dispatch | path | driver calls | chunks | weights | check |", lines[0])
+	assert.Equal(t, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", lines[1])
 	// The seed's table, row for row, with the check column appended.
 	for i, want := range []string{
-		"| light | intersect | 4194304 rays | 1.27 ms | 4.63 ms | 0.27x | pipelined | 5 | -- | bitwise 1.000000 |",
-		"| light | trace_reflections | 4194304 rays | 1.14 ms | 2.26 ms | 0.50x | pipelined | 5 | -- | bitwise 1.000000 |",
-		"| light | intersect (calibrated) | 4194304 rays | 1.22 ms | 1.22 ms | 1.00x | master | -- | 0.487, 0.000 | -- |",
-		"| light | trace_reflections (calibrated) | 4194304 rays | 1.09 ms | 1.10 ms | 1.00x | master | -- | 1.186, 0.000 | -- |",
-		"| light | accum_dfr_direct | 8192 samples | 0.31 ms | 1.34 ms | 0.23x | lane-sharded | 2 | -- | dev 6.5e-08 |",
-		"| light | intersect (chunked + offload) | 4194304 rays | 1.27 ms | 4.48 ms | 0.28x | chunked | 8 | -- | -- |",
-		"| compute | intersect | 4194304 rays | 19.09 ms | 11.83 ms | 1.61x | pipelined | 5 | -- | bitwise 1.000000 |",
-		"| compute | trace_reflections | 4194304 rays | 53.33 ms | 28.38 ms | 1.88x | pipelined | 5 | -- | bitwise 1.000000 |",
-		"| compute | intersect (calibrated) | 4194304 rays | 19.08 ms | 11.83 ms | 1.61x | pipelined | 5 | 1.002, 0.998 | -- |",
-		"| compute | trace_reflections (calibrated) | 4194304 rays | 53.43 ms | 28.45 ms | 1.88x | pipelined | 5 | 1.000, 1.000 | -- |",
-		"| compute | accum_dfr_direct | 67108864 samples | 34.76 ms | 18.83 ms | 1.85x | lane-sharded | 2 | -- | dev 2.9e-07 |",
-		"| compute | intersect (chunked + offload) | 4194304 rays | 19.18 ms | 12.54 ms | 1.53x | chunked | 8 | -- | -- |",
+		"| light | intersect | 4194304 rays | 1.27 ms | 4.63 ms | 0.27x | pipelined | -- | -- | 5 | -- | bitwise 1.000000 |",
+		"| light | trace_reflections | 4194304 rays | 1.14 ms | 2.26 ms | 0.50x | pipelined | -- | -- | 5 | -- | bitwise 1.000000 |",
+		"| light | intersect (calibrated) | 4194304 rays | 1.22 ms | 1.22 ms | 1.00x | master | -- | -- | -- | 0.487, 0.000 | -- |",
+		"| light | trace_reflections (calibrated) | 4194304 rays | 1.09 ms | 1.10 ms | 1.00x | master | -- | -- | -- | 1.186, 0.000 | -- |",
+		"| light | accum_dfr_direct | 8192 samples | 0.31 ms | 1.34 ms | 0.23x | lane-sharded | -- | -- | 2 | -- | dev 6.5e-08 |",
+		"| light | intersect (chunked + offload) | 4194304 rays | 1.27 ms | 4.48 ms | 0.28x | chunked | -- | -- | 8 | -- | -- |",
+		"| compute | intersect | 4194304 rays | 19.09 ms | 11.83 ms | 1.61x | pipelined | -- | -- | 5 | -- | bitwise 1.000000 |",
+		"| compute | trace_reflections | 4194304 rays | 53.33 ms | 28.38 ms | 1.88x | pipelined | -- | -- | 5 | -- | bitwise 1.000000 |",
+		"| compute | intersect (calibrated) | 4194304 rays | 19.08 ms | 11.83 ms | 1.61x | pipelined | -- | -- | 5 | 1.002, 0.998 | -- |",
+		"| compute | trace_reflections (calibrated) | 4194304 rays | 53.43 ms | 28.45 ms | 1.88x | pipelined | -- | -- | 5 | 1.000, 1.000 | -- |",
+		"| compute | accum_dfr_direct | 67108864 samples | 34.76 ms | 18.83 ms | 1.85x | lane-sharded | -- | -- | 2 | -- | dev 2.9e-07 |",
+		"| compute | intersect (chunked + offload) | 4194304 rays | 19.18 ms | 12.54 ms | 1.53x | chunked | -- | -- | 8 | -- | -- |",
 		"",
 	} {
 		assert.Equal(t, want, lines[2+i])
@@ -57,18 +57,18 @@ func TestWriteTableHistorical(t *testing.T) {
 
 func TestWriteTableSingleDevice(t *testing.T) {
 	out := table(t, singleDeviceRecord())
-	assert.Equal(t, "| Configuration | Operation | Batch | 1 GPU | multi (n/a) | speedup | dispatch | chunks | weights | check |\n"+
-		"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"+
-		"| light | intersect | 4194304 rays | 1.20 ms | -- | -- | single-device | -- | -- | -- |\n"+
-		"| light | accum_dfr_direct | 8192 samples | 0.30 ms | -- | -- | single-device | -- | -- | -- |\n", out)
+	assert.Equal(t, "| Configuration | Operation | Batch | 1 GPU | multi (n/a) | speedup | dispatch | path | driver calls | chunks | weights | check |\n"+
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"+
+		"| light | intersect | 4194304 rays | 1.20 ms | -- | -- | single-device | -- | -- | -- | -- | -- |\n"+
+		"| light | accum_dfr_direct | 8192 samples | 0.30 ms | -- | -- | single-device | -- | -- | -- | -- | -- |\n", out)
 }
 
 func TestWriteTableScalingColumns(t *testing.T) {
 	out := table(t, liveRecord())
 	lines := strings.Split(out, "\n")
-	assert.Equal(t, "| Configuration | Operation | Batch | 1 GPU | 2 GPUs | 3 GPUs | 4 GPUs | speedup | dispatch | chunks | weights | check |", lines[0])
-	assert.Equal(t, "| compute | intersect | 1048576 rays | 9.00 ms | 4.80 ms (1.87x) | 3.60 ms (2.50x) | 3.00 ms | 3.00x | pipelined | 9 | -- | bitwise 1.000000 |", lines[2])
-	assert.Contains(t, out, "| compute | accum_dfr_direct | 67108864 samples | 30.00 ms | -- | -- | 9.00 ms | 3.33x | lane-sharded | 4 | -- | dev 3.0e-07 |")
+	assert.Equal(t, "| Configuration | Operation | Batch | 1 GPU | 2 GPUs | 3 GPUs | 4 GPUs | speedup | dispatch | path | driver calls | chunks | weights | check |", lines[0])
+	assert.Equal(t, "| compute | intersect | 1048576 rays | 9.00 ms | 4.80 ms (1.87x) | 3.60 ms (2.50x) | 3.00 ms | 3.00x | pipelined | peer-direct | 14 | 9 | -- | bitwise 1.000000 |", lines[2])
+	assert.Contains(t, out, "| compute | accum_dfr_direct | 67108864 samples | 30.00 ms | -- | -- | 9.00 ms | 3.33x | lane-sharded | -- | 22 | 4 | -- | dev 3.0e-07 |")
 	assert.Contains(t, out, "| compute | accum_dfr_direct (calibrated) |")
 	assert.Contains(t, out, "- calibration, compute intersect: sharded with a measured margin; best sharded rung 5.00 ms vs master-only 9.10 ms (+45.1% for sharding), re-timed at 1.80x\n")
 	assert.NotContains(t, out, "- calibration, compute trace_reflections", "no margin, no line")

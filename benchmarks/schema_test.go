@@ -128,6 +128,15 @@ func TestSchemaRejects(t *testing.T) {
 		{"negative speedup", "/configs/light/intersect/speedup", func(d map[string]any) {
 			obj(d, "configs", "light", "intersect")["speedup"] = -0.1
 		}},
+		{"empty transfer path", "/configs/light/intersect/path", func(d map[string]any) {
+			obj(d, "configs", "light", "intersect")["path"] = ""
+		}},
+		{"zero driver calls", "/configs/light/intersect/driver_calls", func(d map[string]any) {
+			obj(d, "configs", "light", "intersect")["driver_calls"] = 0
+		}},
+		{"fractional driver calls", "/configs/compute/accum_dfr_direct/driver_calls", func(d map[string]any) {
+			obj(d, "configs", "compute", "accum_dfr_direct")["driver_calls"] = 12.5
+		}},
 		{"bitwise agreement above 1", "/configs/compute/intersect/bitwise_agreement", func(d map[string]any) {
 			obj(d, "configs", "compute", "intersect")["bitwise_agreement"] = 1.5
 		}},

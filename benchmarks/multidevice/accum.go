@@ -25,8 +25,7 @@ const gridTolerance = 1e-5
 // single launch's, then with two or more devices a calibrated row.
 func (r *configRun) accum(ctx context.Context) (row, cal *benchmarks.Row, err error) {
 	tri, st, g := testscene.AccumFixture()
-	opt := rf.DefaultAccumOptions()
-	opt.Wavelength, opt.DirectSamples, opt.Seed = 1.0, r.cfg.AccumSamples, 17
+	opt := testscene.AccumOptions(r.cfg.AccumSamples)
 	var scenes []*rayd.Scene
 	defer func() {
 		for _, s := range scenes {
@@ -57,7 +56,7 @@ func (r *configRun) accum(ctx context.Context) (row, cal *benchmarks.Row, err er
 				return err
 			}
 		}
-		times, err := r.c.interleaved(r.o.Warmup, r.o.Repeat, fns...)
+		times, err := interleaved(r.c, r.o.Warmup, r.o.Repeat, fns...)
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/rayd-go/rayd/benchmarks"
 	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/internal/workload"
-	"github.com/rayd-go/rayd/rf"
 )
 
 // CPUDefaultRays and CPUDefaultSamples are the batch and the sample count
@@ -81,8 +80,7 @@ func RunCPU(ctx context.Context, o Options) (*benchmarks.Record, error) {
 		return nil, err
 	}
 	defer acc.Close()
-	opt := rf.DefaultAccumOptions()
-	opt.Wavelength, opt.DirectSamples, opt.Seed = 1.0, samples, 17
+	opt := testscene.AccumOptions(samples)
 	if conf.AccumDfrDirect, err = rows(fmt.Sprintf("%d samples", samples), 0, func() error {
 		_, err := acc.AccumDfrDirect(ctx, st, g, nil, nil, opt)
 		return err

@@ -50,12 +50,13 @@ func machine(c *clock, ordinals []int) (benchmarks.Machine, error) {
 		}
 	}
 	m.PeerAccess.AllPairsAccessible = &all
-	for i := range c.devs {
-		for j := range c.devs {
+	devs := c.Devices()
+	for i := range devs {
+		for j := range devs {
 			if i == j {
 				continue
 			}
-			gbps, err := linkSpeed(c.devs[i], c.devs[j])
+			gbps, err := linkSpeed(devs[i], devs[j])
 			if err != nil {
 				return m, fmt.Errorf("link %d→%d: %w", ordinals[i], ordinals[j], err)
 			}

@@ -55,7 +55,7 @@ func (r *configRun) offloadRow(ctx context.Context, meshes []rayd.Mesh, rays ray
 	}
 	// Peaks: the first run of each after a reset, so that every buffer the
 	// call allocates is in it.
-	if err := r.c.sync(); err != nil {
+	if err := r.c.Sync(); err != nil {
 		return nil, err
 	}
 	s.ResetPeakMemory()
@@ -68,7 +68,7 @@ func (r *configRun) offloadRow(ctx context.Context, meshes []rayd.Mesh, rays ray
 		return nil, err
 	}
 	concat := single.Memory()[0].Peak
-	times, err := r.c.interleaved(r.o.Warmup, r.o.Repeat, concatenated, streamed)
+	times, err := interleaved(r.c, r.o.Warmup, r.o.Repeat, concatenated, streamed)
 	if err != nil {
 		return nil, err
 	}

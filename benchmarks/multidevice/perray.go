@@ -130,7 +130,7 @@ func (r *configRun) perRayRow(ctx context.Context, vs []*variant, reflect bool) 
 			fns[i] = v.intersect(ctx)
 		}
 	}
-	times, err := r.c.interleaved(r.o.Warmup, r.o.Repeat, fns...)
+	times, err := interleaved(r.c, r.o.Warmup, r.o.Repeat, fns...)
 	if err != nil {
 		return nil, err
 	}

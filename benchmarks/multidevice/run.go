@@ -175,7 +175,9 @@ func (r *configRun) newRow(single timed, batch string, rows int) *benchmarks.Row
 }
 
 // addMulti adds one multi-device variant's figures: the full set fills the
-// row (spec §10.3), a smaller set a Scaling entry.
+// row (spec §10.3) with the dispatch, transfer path and driver calls of
+// the scene's last call (the last timed round), a smaller set a Scaling
+// entry.
 func (r *configRun) addMulti(row *benchmarks.Row, s *rayd.Scene, t timed, full bool) {
 	multi := t.min()
 	speed := 0.0
@@ -201,6 +203,9 @@ func (r *configRun) addMulti(row *benchmarks.Row, s *rayd.Scene, t timed, full b
 	row.MultiMS, row.MultiRoundsMS, row.Speedup, row.OverheadMS = &multi, t.rounds, &speed, &over
 	row.Devices = len(s.Devices())
 	row.Dispatch = mode
+	if d != nil {
+		row.Path, row.DriverCalls = string(d.Path), d.DriverCalls
+	}
 	if mode == "master" || d == nil {
 		return
 	}

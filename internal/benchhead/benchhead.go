@@ -1,8 +1,9 @@
-// Package benchhead holds what the single-device GPU benchmark commands
-// (benchmarks/geometry, benchmarks/rf, benchmarks/edges) share: the header
-// of their JSON reports (the evidence head: build stamp, date, driver,
-// devices, the SHA-256 of every embedded PTX module; plus the device's
-// description) and the median/minimum summary of timed rounds.
+// Package benchhead holds what the GPU benchmark commands (benchmarks/geometry,
+// benchmarks/rf, benchmarks/edges, benchmarks/overhead, `rayd bench`) share:
+// the header of their JSON reports (the evidence head: build stamp, date,
+// driver, devices, the SHA-256 of every embedded PTX module; plus the
+// device's description), the median/minimum summary of timed rounds and
+// the CUDA-event clock of interleaved rounds.
 package benchhead
 
 import (

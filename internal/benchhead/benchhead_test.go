@@ -22,3 +22,9 @@ func ExampleSummarize() {
 	fmt.Println(s.Median, s.Min)
 	// Output: 0.5 0.49
 }
+
+func TestClockNeedsADevice(t *testing.T) {
+	c, err := benchhead.NewClock(nil)
+	assert.Error(t, err)
+	assert.Nil(t, c)
+}

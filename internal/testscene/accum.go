@@ -24,3 +24,12 @@ func AccumFixture() (geom.Mesh, *rf.DfrStates, rf.DfrGrid) {
 	g := rf.DfrGrid{Axis: 2, Coord0Min: -1, Coord0Max: 1, Coord1Min: -1, Coord1Max: 1, Res0: 4, Res1: 4}
 	return tri, st, g
 }
+
+// AccumOptions are the accumulation options of the multi-device benchmark
+// on AccumFixture: λ = 1, samples direct samples, seed 17, the whole lane
+// space.
+func AccumOptions(samples int) rf.AccumOptions {
+	opt := rf.DefaultAccumOptions()
+	opt.Wavelength, opt.DirectSamples, opt.Seed = 1.0, samples, 17
+	return opt
+}
