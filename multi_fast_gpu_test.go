@@ -21,21 +21,27 @@ import (
 // 1-GPU scene; poisoned outputs are all overwritten.
 func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 	devs, same := gputest.ReplicaDevices(t)
+	auto := shard.PathPeerDirect // intersect on one GPU named twice; compact across two GPUs
+	if !same {
+		auto = shard.PathCompact
+	}
 	for _, c := range []struct {
-		transfer shard.Transfer
-		mode     shard.Mode
-		path     shard.Path
+		transfer    shard.Transfer
+		mode        shard.Mode
+		path, other shard.Path // intersect's path, and that of the other operations
 	}{
-		{shard.TransferAuto, shard.ModeSharded, shard.PathPeerDirect},
-		{shard.TransferCopy, shard.ModePipelined, shard.PathCopy},
+		{shard.TransferAuto, shard.ModeSharded, auto, shard.PathPeerDirect},
+		{shard.TransferPeerDirect, shard.ModeSharded, shard.PathPeerDirect, shard.PathPeerDirect},
+		{shard.TransferCompact, shard.ModeSharded, shard.PathCompact, shard.PathPeerDirect},
+		{shard.TransferCopy, shard.ModePipelined, shard.PathCopy, shard.PathCopy},
 	} {
-		t.Run(string(c.path), func(t *testing.T) {
-			fastPathsAreBitwiseOneGPU(t, devs, same, c.transfer, c.mode, c.path)
+		t.Run(string(c.transfer)+"/"+string(c.path), func(t *testing.T) {
+			fastPathsAreBitwiseOneGPU(t, devs, same, c.transfer, c.mode, c.path, c.other)
 		})
 	}
 }
 
-func fastPathsAreBitwiseOneGPU(t *testing.T, devs []int, same bool, tr shard.Transfer, mode shard.Mode, path shard.Path) {
+func fastPathsAreBitwiseOneGPU(t *testing.T, devs []int, same bool, tr shard.Transfer, mode shard.Mode, path, other shard.Path) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 13))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(48, 2, -0.5)}
@@ -70,7 +76,7 @@ func fastPathsAreBitwiseOneGPU(t *testing.T, devs []int, same bool, tr shard.Tra
 	require.NoError(t, out.Valid.Memset8(st, 0xab))
 	require.NoError(t, st.Synchronize())
 	require.NoError(t, two.TraceReflectionsInto(ctx, dr, out))
-	assert.Equal(t, path, two.LastDispatch().Path)
+	assert.Equal(t, other, two.LastDispatch().Path)
 	wr, err := one.TraceReflections(ctx, rays, 4)
 	require.NoError(t, err)
 	gotT := make([]float32, len(wr.T))
@@ -103,7 +109,7 @@ func fastPathsAreBitwiseOneGPU(t *testing.T, devs []int, same bool, tr shard.Tra
 	require.NoError(t, vb.Memset8(st, 0xab))
 	require.NoError(t, st.Synchronize())
 	require.NoError(t, two.VisibleInto(ctx, seg, vb))
-	assert.Equal(t, path, two.LastDispatch().Path)
+	assert.Equal(t, other, two.LastDispatch().Path)
 	wantV, err := one.Visible(ctx, o, ends, nil)
 	require.NoError(t, err)
 	gotV := make([]uint8, n)

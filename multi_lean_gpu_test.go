@@ -17,15 +17,22 @@ import (
 )
 
 // A steady-state device fast-path call on two replicas takes the
-// peer-direct path with at most 20 driver calls, creates no event and
-// allocates nothing.
+// peer-direct (or, for intersect, the compact) path with at most 20 driver
+// calls, creates no event and allocates nothing.
 func TestGPUReplicatedSteadyStateIsLean(t *testing.T) {
 	devs, same := gputest.ReplicaDevices(t)
+	for _, tr := range []shard.Transfer{shard.TransferPeerDirect, shard.TransferCompact} {
+		t.Run(string(tr), func(t *testing.T) { steadyStateIsLean(t, devs, same, tr) })
+	}
+}
+
+func steadyStateIsLean(t *testing.T, devs []int, same bool, tr shard.Transfer) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 19))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02)}
 	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...),
-		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024, AllowSameDevice: same, Weights: []float64{1, 1}}))
+		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024, AllowSameDevice: same, Weights: []float64{1, 1},
+			Transfer: tr}))
 	require.NoError(t, err)
 	defer s.Close()
 	tb, err := geom.BuildTables(meshes)
@@ -59,7 +66,11 @@ func TestGPUReplicatedSteadyStateIsLean(t *testing.T) {
 				require.NoError(t, call())
 				rec := s.LastDispatch()
 				require.NotNil(t, rec)
-				assert.Equal(t, shard.PathPeerDirect, rec.Path)
+				want := shard.PathPeerDirect
+				if name == "intersect" && tr == shard.TransferCompact {
+					want = shard.PathCompact
+				}
+				assert.Equal(t, want, rec.Path)
 				assert.LessOrEqual(t, rec.DriverCalls, int64(20), "call %d made %d driver calls", i, rec.DriverCalls)
 				assert.Positive(t, rec.DriverCalls, "the driver calls were not counted")
 				t.Logf("%s: %d driver calls, %d context binds", name, rec.DriverCalls, rec.ContextBinds)

@@ -148,6 +148,10 @@ type payload struct {
 	// (PathPeerDirect, PathCompact): views of the caller's buffers on the
 	// master, read and written in place.
 	path shard.Path
+	// in and compact are set on a compact launch's output: the input views
+	// the expansion reads and the 16-byte records (a view of cols' block).
+	in      columns
+	compact *launch.Buffer[uint32]
 }
 
 func (p *payload) rows() int { return p.hi - p.lo }

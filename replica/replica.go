@@ -38,6 +38,9 @@ type Replica struct {
 	dev      *device // this replica's device
 	master   *device // the master's device (dev on the master)
 	isMaster bool
+	// group holds the replicas one Builder built (one layer's), so that a
+	// remote can find its master's structures (nil for Source.Build).
+	group *group
 	// direct is set on a remote that can address the master's memory (its
 	// own device, or peer access and pool access granted): device tasks
 	// then run peer-direct (Route).

@@ -12,12 +12,17 @@ import (
 // own device or peer access is enabled between the two (Source.Build
 // enables it, and grants the remote access to the master's memory pool);
 // host tasks, and every task under shard.TransferCopy, take the copy path.
+// A device intersect that writes more than t goes compact instead where
+// that is asked for or, by default, for a remote on another device
+// (compactRoute).
 func (r *Replica) Route(t shard.Task, want shard.Transfer) shard.Path {
 	if r.isMaster || want == shard.TransferCopy || !r.direct {
 		return shard.PathCopy
 	}
-	switch t.(type) {
-	case *DeviceIntersect, *DeviceReflections, *DeviceVisible:
+	switch t := t.(type) {
+	case *DeviceIntersect:
+		return r.compactRoute(t, want)
+	case *DeviceReflections, *DeviceVisible:
 		return shard.PathPeerDirect
 	}
 	return shard.PathCopy
@@ -30,7 +35,7 @@ func (r *Replica) ScatterDirect(t shard.Task, lo, hi int, path shard.Path) (shar
 	if err := r.live(); err != nil {
 		return nil, nil, err
 	}
-	if !path.Direct() || r.Route(t, shard.TransferPeerDirect) != shard.PathPeerDirect {
+	if !path.Direct() || r.Route(t, shard.Transfer(path)) != path {
 		return nil, nil, fmt.Errorf("replica: cuda:%d cannot take the %s path for %T: %w", r.Device(), path, t, shard.ErrUnsupported)
 	}
 	j, err := jobOf(t)

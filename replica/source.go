@@ -155,10 +155,15 @@ func (s *Source) Builder(master int, meshes []geom.Mesh) shard.Builder {
 // instance a layer's shard.Options.SkipWarmUp and AllowNoPeerAccess); the
 // devices are still the Source's.
 func (s *Source) BuilderWith(master int, meshes []geom.Mesh, o Options) shard.Builder {
+	g := &group{}
 	return func(ctx context.Context, slot shard.Slot) (shard.Replica, error) {
 		r, err := s.build(ctx, master, slot, meshes, o)
 		if err != nil {
 			return nil, err
+		}
+		r.group = g
+		if slot.Master() {
+			g.setMaster(r)
 		}
 		return r, nil
 	}

@@ -226,6 +226,18 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 			return nil, nil, err
 		}
 	}
+	if p.path == shard.PathCompact {
+		di, ok := t.(*DeviceIntersect)
+		if !ok {
+			return nil, nil, fmt.Errorf("replica: the compact path runs intersect only, not %T: %w", t, shard.ErrUnsupported)
+		}
+		out, err := r.launchCompact(di, k, s, p, lo, hi)
+		p.used(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("replica: %s rows [%d,%d) on cuda:%d: %w", j.key, lo, hi, r.Device(), err)
+		}
+		return r.launched(out, s, lo, hi)
+	}
 	out := &payload{rep: r, dev: r.dev.d, lo: lo, hi: hi, last: s, path: p.path}
 	if p.path.Direct() {
 		// A direct remote writes the caller's rows on the master, where
@@ -250,6 +262,12 @@ func (r *Replica) Launch(t shard.Task, in shard.Payload, lo, hi int, ready shard
 		out.Release()
 		return nil, nil, fmt.Errorf("replica: %s rows [%d,%d) on cuda:%d: %w", j.key, lo, hi, r.Device(), err)
 	}
+	return r.launched(out, s, lo, hi)
+}
+
+// launched records the end of a launch of rows [lo, hi) on s, whose output
+// is out, and counts it.
+func (r *Replica) launched(out *payload, s *launch.Stream, lo, hi int) (shard.Payload, shard.Event, error) {
 	ev, err := r.record(s)
 	if err != nil {
 		out.Release()
@@ -275,6 +293,9 @@ func (r *Replica) Gather(t shard.Task, out shard.Payload, ready shard.Event) (sh
 		return nil, nil, err
 	}
 	if pp, ok := out.(*payload); ok && pp != nil && pp.path.Direct() {
+		if di, ok := t.(*DeviceIntersect); ok && pp.path == shard.PathCompact {
+			return r.gatherCompact(di, pp, ready)
+		}
 		return out, ready, nil // already in the master's memory
 	}
 	j, err := jobOf(t)
