@@ -112,13 +112,36 @@ type Stats struct {
 	Scattered, Gathered int64
 	// Downloaded is the bytes the master copied to the host (host results).
 	Downloaded int64
+	// StagingBytes is the device memory the replica's staging pools hold
+	// for reuse (free blocks, on its device and the master's), and
+	// StagingInUse the blocks handed out to chunks still in flight (0
+	// between calls).
+	StagingBytes int64
+	StagingInUse int
 }
 
 // Stats returns the replica's counters.
 func (r *Replica) Stats() Stats {
 	s := &r.stats
-	return Stats{Launches: s.launches.Load(), Rows: s.rows.Load(), Uploaded: s.uploaded.Load(),
+	st := Stats{Launches: s.launches.Load(), Rows: s.rows.Load(), Uploaded: s.uploaded.Load(),
 		Scattered: s.scattered.Load(), Gathered: s.gathered.Load(), Downloaded: s.downloaded.Load()}
+	for _, p := range r.pools() {
+		b, n := p.held()
+		st.StagingBytes += b
+		st.StagingInUse += n
+	}
+	return st
+}
+
+// pools are the replica's distinct staging pools.
+func (r *Replica) pools() []*stagingPool {
+	switch {
+	case r.staging == nil:
+		return nil
+	case r.masterStage == nil || r.masterStage == r.staging:
+		return []*stagingPool{r.staging}
+	}
+	return []*stagingPool{r.staging, r.masterStage}
 }
 
 // Device implements shard.Replica: the device ordinal.
@@ -331,10 +354,8 @@ func (r *Replica) Close() error {
 		errs = append(errs, r.bvh.Close())
 	}
 	errs = append(errs, r.closeEdges())
-	for _, p := range []*stagingPool{r.staging, r.masterStage} {
-		if p != nil {
-			errs = append(errs, p.close())
-		}
+	for _, p := range r.pools() {
+		errs = append(errs, p.close())
 	}
 	errs = append(errs, r.counter.Close(), r.sideCtr.Close())
 	for _, s := range streams {

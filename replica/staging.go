@@ -159,13 +159,13 @@ func (p *stagingPool) close() error {
 	return errors.Join(errs...)
 }
 
-// bytes is the memory the pool holds in free blocks.
-func (p *stagingPool) bytes() int64 {
+// held is the memory the pool holds in free blocks and the number of
+// blocks handed out.
+func (p *stagingPool) held() (free int64, out int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var n int64
 	for _, b := range p.free {
-		n += int64(b.buf.Len())
+		free += int64(b.buf.Len())
 	}
-	return n
+	return free, p.live
 }
