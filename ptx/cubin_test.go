@@ -21,10 +21,14 @@ func fakeCubin(module, arch string) []byte {
 	return append(hdr, fmt.Sprintf("stand-in cubin of %s for %s\n", module, arch)...)
 }
 
-// addCubins writes stand-in cubins for archs beside every CUDA module of m
-// in dir and records them as ptxdigest build does.
+// addCubins replaces the cubins in dir with stand-ins for archs beside every
+// CUDA module of m and records them as ptxdigest build does.
 func addCubins(t *testing.T, dir string, m *Manifest, archs ...string) {
 	t.Helper()
+	old, _ := filepath.Glob(filepath.Join(dir, CubinDir, "*.cubin.gz"))
+	for _, f := range old {
+		require.NoError(t, os.Remove(f))
+	}
 	m.CubinArchs = archs
 	for i := range m.Modules {
 		rec := &m.Modules[i]
@@ -199,7 +203,7 @@ func TestCheckFindsEveryKindOfCubinDrift(t *testing.T) {
 	// 2. a cubin built beside another PTX, with another nvcc and flags
 	vis, _ := m.Module("visibility")
 	vis.Cubins[0].PTXSHA256 = strings.Repeat("0", 64)
-	vis.Cubins[0].NVCC = "Cuda compilation tools, release 11.8, V11.8.89"
+	vis.Cubins[0].NVCC = "Cuda compilation tools, release 0.1, V0.1.0"
 	vis.Cubins[0].Flags = []string{"-cubin", "-arch=sm_80"}
 	// 3. a missing architecture and an extra file
 	vjp, _ := m.Module("vjp")
@@ -215,7 +219,7 @@ func TestCheckFindsEveryKindOfCubinDrift(t *testing.T) {
 	probs := strings.Join(Check(dir, m), "\n")
 	assert.Contains(t, probs, "module trace: "+c.File+" changed: manifest sha256 "+c.SHA256)
 	assert.Contains(t, probs, "module visibility: cubin sm_80 was built beside the PTX with sha256 "+strings.Repeat("0", 64))
-	assert.Contains(t, probs, "module visibility: cubin sm_80 was built with \"Cuda compilation tools, release 11.8")
+	assert.Contains(t, probs, "module visibility: cubin sm_80 was built with \"Cuda compilation tools, release 0.1")
 	assert.Contains(t, probs, "module visibility: cubin sm_80 flags [-cubin -arch=sm_80]")
 	assert.Contains(t, probs, "module vjp: no cubin for sm_90, which cubin_archs lists")
 	assert.Contains(t, probs, "extra file cubin/vjp.sm_90.cubin.gz: not in manifest.json")
