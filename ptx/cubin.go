@@ -124,15 +124,16 @@ const maxCubinBytes = 256 << 20
 // limit bytes are produced (a larger content is an error), limit ≤ 0
 // meaning 256 MiB.
 func DecompressCubin(gz []byte, limit int) ([]byte, error) {
+	size := limit + 1 // the expected size: one allocation
 	if limit <= 0 {
-		limit = maxCubinBytes
+		limit, size = maxCubinBytes, 4*len(gz)
 	}
 	r, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	out := bytes.NewBuffer(make([]byte, 0, min(limit, maxCubinBytes)+1))
+	out := bytes.NewBuffer(make([]byte, 0, min(size, maxCubinBytes+1)))
 	if _, err := io.Copy(out, io.LimitReader(r, int64(limit)+1)); err != nil {
 		return nil, err
 	}
