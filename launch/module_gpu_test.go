@@ -20,8 +20,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 // wrote, if anything.
 type trivialKernel func(t *testing.T, d *launch.Device, s *launch.Stream)
 
-// zeroLaunch launches entry with every argument zero or null: each of these
-// kernels returns at once for n = 0 (no row, no counter, no shared grid).
+// zeroLaunch launches entry with every argument zero or null, one warp
+// (within every kernel's launch bounds): each of these kernels returns at
+// once for n = 0 (no row, no counter, no shared grid).
 func zeroLaunch(module, entry string) trivialKernel {
 	return func(t *testing.T, d *launch.Device, s *launch.Stream) {
 		k, err := d.Kernel(module, entry)
@@ -41,7 +42,7 @@ func zeroLaunch(module, entry string) trivialKernel {
 				args[i] = uint32(0)
 			}
 		}
-		require.NoError(t, k.Launch(s, launch.Dim3{X: 1}, launch.Threads(256), 0, args...))
+		require.NoError(t, k.Launch(s, launch.Dim3{X: 1}, launch.Threads(32), 0, args...))
 		require.NoError(t, s.Synchronize())
 	}
 }
@@ -93,7 +94,7 @@ var trivialKernels = map[string]trivialKernel{
 		out := alloc[float32](t, d, s, n, math.Float32bits(1))
 		k, err := d.Kernel("rf_accum", "rf_add_f64_to_f32")
 		require.NoError(t, err)
-		require.NoError(t, k.Launch(s, launch.Blocks(n, 256), launch.Threads(256), 0, acc, uint64(n), out))
+		require.NoError(t, k.Launch(s, launch.Blocks(n, 128), launch.Threads(128), 0, acc, uint64(n), out)) // RF_THREADS
 		got := make([]float32, n)
 		require.NoError(t, out.Download(s, got))
 		for i, v := range got {
@@ -104,7 +105,7 @@ var trivialKernels = map[string]trivialKernel{
 		rows := alloc[uint32](t, d, s, 64, poison) // one path record and room to spare
 		k, err := d.Kernel("rf_paths", "rf_dfr_paths_init")
 		require.NoError(t, err)
-		require.NoError(t, k.Launch(s, launch.Dim3{X: 1}, launch.Threads(256), 0, rows, uint32(1)))
+		require.NoError(t, k.Launch(s, launch.Dim3{X: 1}, launch.Threads(128), 0, rows, uint32(1))) // RF_THREADS
 		got := make([]uint32, 64)
 		require.NoError(t, rows.Download(s, got))
 		assert.Equal(t, []uint32{0, 0xffffffff, 0xffffffff, 0}, got[:4], "an empty path record")
