@@ -7,7 +7,7 @@ DIRTY    := $(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo fal
 # STAMP links the commit and dirty flag into any binary (internal/buildinfo).
 STAMP    := -X github.com/rayd-go/rayd/internal/buildinfo.commit=$(COMMIT) -X github.com/rayd-go/rayd/internal/buildinfo.dirty=$(DIRTY)
 GO_LDFLAGS := -s -w $(STAMP)
-GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids ./benchmarks/dist/allreduce
+GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids ./benchmarks/dist/allreduce ./benchmarks/coldstart
 export NCCL_NVLS_ENABLE := 0
 
 # Where the GPU runs write: by default the committed paths. On a machine
@@ -19,9 +19,10 @@ RESULTS_DIR  ?= benchmarks/results
 EVIDENCE_LOG ?= $(BIN)/evidence-logs
 EVIDENCE_TAR ?=
 LAUNCH_RUNS  ?= 5
+COLDSTART_RUNS ?= 5
 
-.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-launch bench-overhead bench-geometry bench-edges bench-edges-full-point bench-edges-full-rays bench-rf \
+.PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-edges bench-edges-full-point bench-edges-full-rays bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -39,10 +40,15 @@ lint:
 
 check: lint build test ptx-check evidence-status
 
-## ptx: regenerate every PTX module with nvcc and rewrite ptx/manifest.json.
+## ptx: regenerate every module with nvcc in one run: its PTX and, for every
+## CUDA (non-OptiX) module, one gzip-compressed cubin per architecture
+## (PTX_ARCHS) under ptx/cubin/, then rewrite ptx/manifest.json.
+## `go run ./cmd/ptxdigest build -module NAME` rebuilds one module.
+PTX_ARCHS ?= sm_80,sm_86,sm_89,sm_90
 ptx:
-	$(GO) run ./cmd/ptxdigest build
+	$(GO) run ./cmd/ptxdigest build -archs $(PTX_ARCHS)
 
+## ptx-check: every PTX and cubin against the manifest's digests (no nvcc).
 ptx-check:
 	$(GO) run ./cmd/ptxdigest check
 
@@ -61,6 +67,7 @@ gpu-bins:
 		CGO_ENABLED=0 $(GO) test -c -ldflags "$(GO_LDFLAGS)" -o $(BIN)/$$n.test $$p || exit 1; done
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/gpuaccept ./internal/tools/gpuaccept
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/launchbench ./benchmarks/launch
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/coldstart ./benchmarks/coldstart
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
@@ -75,7 +82,7 @@ gpu-bins:
 ## the benchmarks), in one archive to carry to a GPU machine that has no
 ## Go; gpu-evidence-run unpacks it into $(BIN) there.
 GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
-GPU_PACK_BINS := gpuaccept launchbench geometry rfbench edgebench replicated overhead rayd
+GPU_PACK_BINS := gpuaccept launchbench coldstart geometry rfbench edgebench replicated overhead rayd
 gpu-pack: gpu-bins
 	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
 	@ls -l $(GPU_PACK)
@@ -89,6 +96,12 @@ gpu-accept: gpu-bins gpu-accept-run
 gpu-accept-run:
 	$(BIN)/gpuaccept -out $(EVIDENCE_DIR)/gpu-accept.json $(BIN)/*.test
 
+## gpu-accept-jit-run: the same suites with RAYD_PTX_JIT=1, every module
+## JIT-compiled from its PTX instead of loaded from its cubin ->
+## $(EVIDENCE_DIR)/gpu-accept-jit.json (its header says ptx_jit_forced).
+gpu-accept-jit-run:
+	RAYD_PTX_JIT=1 $(BIN)/gpuaccept -out $(EVIDENCE_DIR)/gpu-accept-jit.json $(BIN)/*.test
+
 ## gpu-census: count the GPU-gated tests of every suite (any machine) and
 ## print the suite list to commit as internal/tools/gpuaccept/suites.json.
 gpu-census:
@@ -96,13 +109,15 @@ gpu-census:
 
 ## gpu-evidence-run: on the GPU machine (after make gpu-bins or gpu-pack; Go
 ## is not needed there, nvcc is for bench-launch): gpu-accept-run,
-## gpu-replicated, bench-overhead, bench-geometry, bench-edges, bench-rf and
-## bench-launch from the binaries in bin/, each logged to
-## $(EVIDENCE_LOG)/<step>.log. Every step runs even when one fails; the
-## target fails when any did. EVIDENCE_TAR=path packs the files written
-## (and the logs) into one tar.gz, to unpack at the repository root.
-EVIDENCE_STEPS ?= gpu-accept-run gpu-replicated bench-overhead bench-geometry bench-edges bench-rf bench-launch
-EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/replicated-1gpu.json $(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
+## gpu-accept-jit-run, gpu-replicated, bench-overhead, bench-geometry,
+## bench-edges, bench-rf, bench-launch and bench-coldstart from the binaries
+## in bin/, each logged to $(EVIDENCE_LOG)/<step>.log. Every step runs even
+## when one fails; the target fails when any did. EVIDENCE_TAR=path packs the
+## files written (and the logs) into one tar.gz, to unpack at the repository
+## root.
+EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-edges bench-rf bench-launch bench-coldstart
+EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/gpu-accept-jit.json $(EVIDENCE_DIR)/replicated-1gpu.json \
+	$(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/coldstart-h200.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
 	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/launch-h200-run*.json \
 	$(RESULTS_DIR)/edges-h200-compute-point-full.json $(RESULTS_DIR)/edges-h200-compute-point-full.txt \
 	$(RESULTS_DIR)/edges-h200-compute-rays-full.json $(RESULTS_DIR)/edges-h200-compute-rays-full.txt \
@@ -153,6 +168,13 @@ bench-launch:
 	@for i in $$(seq 1 $(LAUNCH_RUNS)); do \
 		$(BIN)/launchbench -native $(BIN)/launch_native -ptx ptx/basic.ptx -out $(RESULTS_DIR)/launch-h200-run$$i.json || exit 1; \
 		echo "launch run $$i -> $(RESULTS_DIR)/launch-h200-run$$i.json"; done
+
+## bench-coldstart: cold start split into driver init, context creation,
+## module load (cubin, PTX JIT without and with the driver's JIT cache),
+## BVH build and the first NewScene + Intersect, COLDSTART_RUNS fresh
+## processes per mode -> $(RESULTS_DIR)/coldstart-h200.json.
+bench-coldstart:
+	$(BIN)/coldstart -n $(COLDSTART_RUNS) -out $(RESULTS_DIR)/coldstart-h200.json
 
 ## bench-geometry: single-device BVH benchmark (light and compute; both
 ## layouts and OptiX) -> $(RESULTS_DIR)/geometry-h200.json.

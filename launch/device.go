@@ -29,6 +29,9 @@ type Device struct {
 	sms  int             // multiprocessor count
 	l2   int             // L2 cache bytes
 
+	arch     int  // compute capability major*10+minor: picks the modules' cubins
+	forceJIT bool // EnvPTXJIT was set at Open: every module from its PTX
+
 	allocated atomic.Int64 // bytes currently allocated through this Device
 	peak      atomic.Int64 // high-water mark of allocated since the last ResetPeak
 
@@ -56,6 +59,10 @@ func Open(ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return nil, err
+	}
 	ctx, err := driver.PrimaryContext(dev)
 	if err != nil {
 		return nil, err
@@ -64,6 +71,7 @@ func Open(ordinal int) (*Device, error) {
 		ordinal: ordinal, dev: dev, ctx: ctx,
 		work: make(chan func()), done: make(chan struct{}),
 		modules: map[string]*moduleEntry{}, kernels: map[string]*Kernel{},
+		arch: major*10 + minor, forceJIT: PTXJITForced(),
 	}
 	d.sms, _ = dev.Attribute(driver.AttrMultiprocessorCount)
 	d.l2, _ = dev.Attribute(driver.AttrL2CacheSize)

@@ -10,13 +10,6 @@ import (
 	"github.com/rayd-go/rayd/ptx"
 )
 
-// moduleEntry is one PTX module loaded on one device (or the error of trying).
-type moduleEntry struct {
-	rec *ptx.ModuleRecord
-	mod driver.Module
-	err error
-}
-
 // Kernel is one entry point of a loaded module on one device. Launch is safe
 // for concurrent use.
 type Kernel struct {
@@ -60,35 +53,9 @@ func (g Dim3) arr() [3]uint32 {
 	return a
 }
 
-// module loads (once per device) the embedded PTX module name.
-func (d *Device) module(name string) (*moduleEntry, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.modules == nil {
-		return nil, ErrClosed
-	}
-	if m, ok := d.modules[name]; ok {
-		return m, m.err
-	}
-	m := &moduleEntry{}
-	src, err := ptx.Load(name)
-	if err == nil {
-		m.rec = src.Record
-		err = d.with(func() error {
-			var e error
-			m.mod, e = driver.LoadModule(d.ordinal, src.Image)
-			return e
-		})
-	}
-	if err != nil {
-		m.err = fmt.Errorf("launch: module %s on %v: %w", name, d, err)
-	}
-	d.modules[name] = m
-	return m, m.err
-}
-
-// Kernel returns the entry point entry of PTX module module on d, loading the
-// module on first use. The result is cached per device.
+// Kernel returns the entry point entry of module module on d, loading the
+// module on first use (from its cubin or its PTX: see LoadModule). The
+// result is cached per device.
 func (d *Device) Kernel(module, entry string) (*Kernel, error) {
 	m, err := d.module(module)
 	if err != nil {

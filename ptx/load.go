@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-//go:embed manifest.json *.ptx
+//go:embed manifest.json *.ptx cubin
 var embedded embed.FS
 
 // Module is a verified PTX image ready to hand to the driver.

@@ -8,13 +8,17 @@ import (
 	"fmt"
 )
 
-// SchemaVersion is the manifest.json format version.
-const SchemaVersion = 1
+// SchemaVersion is the manifest.json format version: 2 added the prebuilt
+// cubins (cubin_archs, and per module loader and cubins).
+const SchemaVersion = 2
 
 // Manifest is the contents of manifest.json.
 type Manifest struct {
-	SchemaVersion int            `json:"schema_version"`
-	Modules       []ModuleRecord `json:"modules"`
+	SchemaVersion int `json:"schema_version"`
+	// CubinArchs are the architectures (sm_XX) every module of LoaderCUDA
+	// has a prebuilt cubin for; empty when no cubins are built.
+	CubinArchs []string       `json:"cubin_archs"`
+	Modules    []ModuleRecord `json:"modules"`
 }
 
 // SourceRecord is one source or header a module was built from.
@@ -23,7 +27,17 @@ type SourceRecord struct {
 	SHA256 string `json:"sha256"`
 }
 
-// ModuleRecord is the provenance of one PTX module.
+// Loaders of a module: who turns its PTX into device code.
+const (
+	// LoaderCUDA modules are loaded with cuModuleLoadDataEx: from a
+	// prebuilt cubin when one matches the device, else from the PTX (JIT).
+	LoaderCUDA = "cuda"
+	// LoaderOptiX modules are OptiX programs, compiled by optixModuleCreate
+	// from the PTX; OptiX takes no cubins, so they have none.
+	LoaderOptiX = "optix"
+)
+
+// ModuleRecord is the provenance of one PTX module and of its cubins.
 type ModuleRecord struct {
 	Name        string         `json:"name"`   // module name used by Load, e.g. "trace"
 	File        string         `json:"file"`   // PTX file, relative to the ptx directory
@@ -36,7 +50,23 @@ type ModuleRecord struct {
 	Target      string         `json:"target"`  // PTX .target
 	PTXISA      string         `json:"ptx_isa"` // PTX .version
 	AddressSize int            `json:"address_size"`
-	Entries     []Entry        `json:"entries"`
+	// Loader is LoaderCUDA or LoaderOptiX, derived from the sources: a
+	// module that includes OptiXHeader is an OptiX program.
+	Loader string `json:"loader"`
+	// Cubins are the module's prebuilt cubins, one per architecture of the
+	// manifest's CubinArchs (none for LoaderOptiX), sorted by Arch.
+	Cubins  []CubinRecord `json:"cubins"`
+	Entries []Entry       `json:"entries"`
+}
+
+// Cubin returns the module's cubin for arch (e.g. "sm_90").
+func (m *ModuleRecord) Cubin(arch string) (*CubinRecord, bool) {
+	for i := range m.Cubins {
+		if m.Cubins[i].Arch == arch {
+			return &m.Cubins[i], true
+		}
+	}
+	return nil, false
 }
 
 // Entry returns the named entry point.
@@ -56,10 +86,10 @@ var ErrDigestMismatch = errors.New("ptx: digest mismatch")
 // ErrUnknownModule is returned for a module name the manifest lacks.
 var ErrUnknownModule = errors.New("ptx: unknown module")
 
-// DigestError names the module and both digests.
+// DigestError names the module, the file and both digests.
 type DigestError struct {
 	Module   string
-	File     string
+	File     string // the PTX or cubin file; a decompressed cubin is "<file> (decompressed)"
 	Manifest string // digest recorded in manifest.json
 	Actual   string // digest of the bytes found
 }
@@ -95,6 +125,18 @@ func ParseManifest(b []byte) (*Manifest, error) {
 			return nil, fmt.Errorf("ptx: manifest: duplicate module %q", mod.Name)
 		}
 		seen[mod.Name] = true
+		if mod.Loader != LoaderCUDA && mod.Loader != LoaderOptiX {
+			return nil, fmt.Errorf("ptx: manifest module %s: loader %q (want %q or %q)", mod.Name, mod.Loader, LoaderCUDA, LoaderOptiX)
+		}
+		if mod.Cubins == nil {
+			m.Modules[i].Cubins = []CubinRecord{}
+		}
+	}
+	if m.CubinArchs == nil {
+		m.CubinArchs = []string{}
+	}
+	if err := validateCubins(&m); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }

@@ -26,7 +26,21 @@ func TestEmbeddedModulesVerify(t *testing.T) {
 		assert.Equal(t, rec.PTXISA, h.ISA)
 		assert.Len(t, entries, len(rec.Entries))
 		assert.NotEmpty(t, rec.NVCC)
+		for _, c := range rec.Cubins {
+			cub, err := LoadCubin(rec.Name, c.Arch)
+			require.NoError(t, err, "%s %s", rec.Name, c.Arch)
+			assert.Len(t, cub.Image, c.ImageBytes)
+			assert.True(t, isCUDAELF(cub.Image), "%s %s", rec.Name, c.Arch)
+		}
+		if rec.Loader == LoaderCUDA {
+			assert.Len(t, rec.Cubins, len(m.CubinArchs), "%s: one cubin per cubin_archs entry", rec.Name)
+		} else {
+			assert.Empty(t, rec.Cubins, rec.Name)
+		}
 	}
+	optix, err := m.Module("optix_trace")
+	require.NoError(t, err)
+	assert.Equal(t, LoaderOptiX, optix.Loader)
 	_, err = Load("no-such-module")
 	assert.ErrorIs(t, err, ErrUnknownModule)
 }
@@ -114,7 +128,8 @@ func copyTree(t *testing.T) (string, *Manifest) {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755))
-	for _, pat := range []string{"*.ptx", "manifest.json", "src/*"} {
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, CubinDir), 0o755))
+	for _, pat := range []string{"*.ptx", "manifest.json", "src/*", CubinDir + "/*"} {
 		files, _ := filepath.Glob(pat)
 		for _, f := range files {
 			b, err := os.ReadFile(f)
@@ -175,8 +190,10 @@ func TestSourceClosureFollowsIncludes(t *testing.T) {
 }
 
 func TestParseManifestRejectsBadInput(t *testing.T) {
-	for _, s := range []string{`{`, `{"schema_version": 2}`, `{"schema_version":1,"modules":[{"name":"a"}]}`,
-		`{"schema_version":1,"modules":[{"name":"a","file":"a.ptx"},{"name":"a","file":"b.ptx"}]}`} {
+	for _, s := range []string{`{`, `{"schema_version": 1}`, `{"schema_version": 3}`, `{"schema_version":2,"modules":[{"name":"a"}]}`,
+		`{"schema_version":2,"modules":[{"name":"a","file":"a.ptx","loader":"cuda"},{"name":"a","file":"b.ptx","loader":"cuda"}]}`,
+		`{"schema_version":2,"modules":[{"name":"a","file":"a.ptx"}]}`,
+		`{"schema_version":2,"modules":[{"name":"a","file":"a.ptx","loader":"nvrtc"}]}`} {
 		_, err := ParseManifest([]byte(s))
 		assert.Error(t, err, s)
 	}

@@ -48,10 +48,16 @@ func SourceClosure(dir, source string) ([]string, error) {
 	return out, nil
 }
 
+// OptiXHeader is the header of the OptiX device API that OptiX programs
+// include: a module whose sources include it is LoaderOptiX.
+const OptiXHeader = "optix_device.cuh"
+
 // Describe computes every derived field of rec from the files in dir: PTX size
 // and digest, header, entry layouts (with parameter names and pointer-ness
-// from the CUDA source) and the digests of the source closure. It keeps the
-// recorded nvcc version and flags.
+// from the CUDA source), the digests of the source closure, the loader, and
+// the sizes and digests of the recorded cubins (DescribeCubin). It keeps the
+// recorded nvcc version and flags, and each cubin's architecture, PTX
+// digest, nvcc version and flags.
 func Describe(dir string, rec *ModuleRecord) error {
 	img, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rec.File)))
 	if err != nil {
@@ -66,7 +72,11 @@ func Describe(dir string, rec *ModuleRecord) error {
 		return err
 	}
 	rec.Sources = rec.Sources[:0]
+	rec.Loader = LoaderCUDA
 	for _, s := range srcs {
+		if path.Base(s) == OptiXHeader {
+			rec.Loader = LoaderOptiX
+		}
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(s)))
 		if err != nil {
 			return err
@@ -93,21 +103,36 @@ func Describe(dir string, rec *ModuleRecord) error {
 	if len(rec.Flags) == 0 {
 		rec.Flags = append([]string(nil), DefaultFlags...)
 	}
+	if rec.Cubins == nil {
+		rec.Cubins = []CubinRecord{}
+	}
+	for i := range rec.Cubins {
+		if err := DescribeCubin(dir, &rec.Cubins[i]); err != nil {
+			return fmt.Errorf("ptx: module %s: %w", rec.Name, err)
+		}
+	}
 	return nil
 }
 
 // Check compares manifest m with the files in dir and returns one readable
-// line per problem: changed PTX, a source changed without regenerated PTX,
-// stale entry layouts, and missing or extra .ptx files. No problems means the
-// committed PTX is exactly what the manifest vouches for.
+// line per problem: changed PTX or cubins (stored file or the cubin inside),
+// a source changed without regenerated PTX, stale entry layouts or loader,
+// a missing cubin of an architecture of cubin_archs, a cubin not built
+// beside the recorded PTX, and missing or extra .ptx and cubin files. No
+// problems means the committed PTX and cubins are exactly what the manifest
+// vouches for.
 func Check(dir string, m *Manifest) []string {
 	var probs []string
 	listed := map[string]bool{}
 	for i := range m.Modules {
 		rec := m.Modules[i]
 		listed[rec.File] = true
+		for _, c := range rec.Cubins {
+			listed[c.File] = true
+		}
+		probs = append(probs, checkCubins(dir, m, rec)...)
 		fresh := rec
-		fresh.Sources = nil
+		fresh.Sources, fresh.Cubins = nil, nil
 		if err := Describe(dir, &fresh); err != nil {
 			probs = append(probs, err.Error())
 			continue
@@ -120,6 +145,9 @@ func Check(dir string, m *Manifest) []string {
 		if fmt.Sprint(fresh.Entries) != fmt.Sprint(rec.Entries) || fresh.Target != rec.Target || fresh.PTXISA != rec.PTXISA {
 			probs = append(probs, fmt.Sprintf("module %s: entry layouts or header differ from %s (run ptxdigest update)", rec.Name, rec.File))
 		}
+		if fresh.Loader != rec.Loader {
+			probs = append(probs, fmt.Sprintf("module %s: loader %q, but its sources make it %q (run ptxdigest update)", rec.Name, rec.Loader, fresh.Loader))
+		}
 		if rec.NVCC == "" {
 			probs = append(probs, fmt.Sprintf("module %s: no nvcc version recorded", rec.Name))
 		}
@@ -130,7 +158,7 @@ func Check(dir string, m *Manifest) []string {
 			probs = append(probs, fmt.Sprintf("extra file %s: not in manifest.json", base))
 		}
 	}
-	return probs
+	return append(probs, extraCubinFiles(dir, listed)...)
 }
 
 func diffSources(rec ModuleRecord, fresh []SourceRecord) []string {

@@ -1,14 +1,19 @@
 // Command ptxdigest keeps ptx/manifest.json honest.
 //
-//	ptxdigest check   verify every module's PTX, sources and entry layouts (exit 1 on any mismatch)
-//	ptxdigest update  recompute digests and layouts after the PTX was regenerated
-//	ptxdigest build   run nvcc for every module (every ptx/src/*.cu), then update;
-//	                  -module NAME rebuilds one module and keeps the others' records
+//	ptxdigest check   verify every module's PTX and cubins, sources and entry layouts (exit 1 on any mismatch)
+//	ptxdigest update  recompute digests and layouts after the PTX or cubins were regenerated
+//	ptxdigest build   run nvcc for every module (every ptx/src/*.cu): its PTX and, for
+//	                  every CUDA (non-OptiX) module, one cubin per architecture of -archs
+//	                  (default sm_80,sm_86,sm_89,sm_90), then update;
+//	                  -module NAME rebuilds one module (PTX and cubins for the manifest's
+//	                  cubin_archs) and keeps the others' records
 //
 // Flags: -dir (default: the ptx directory of the enclosing module), -nvcc
-// (build only; default "nvcc"). CI runs `go run ./cmd/ptxdigest check`.
-// `ptxdigest -h` and `ptxdigest <command> -h` print the help and exit 0; a
-// usage error exits 2, a failed check or build 1.
+// (build only; default "nvcc"), -archs (build; "none" builds no cubins),
+// -j (build; parallel nvcc runs, default the CPU count). CI runs
+// `go run ./cmd/ptxdigest check`. `ptxdigest -h` and `ptxdigest <command>
+// -h` print the help and exit 0; a usage error exits 2, a failed check or
+// build 1.
 package main
 
 import (
@@ -17,8 +22,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -27,9 +32,9 @@ import (
 
 // subcommands are ptxdigest's commands and their one-line descriptions.
 var subcommands = []struct{ name, summary string }{
-	{"check", "verify every module's PTX, sources and entry layouts against ptx/manifest.json"},
-	{"update", "recompute the manifest's digests and entry layouts after the PTX was regenerated"},
-	{"build", "run nvcc for every module (or -module NAME), then update the manifest"},
+	{"check", "verify every module's PTX and cubins, sources and entry layouts against ptx/manifest.json"},
+	{"update", "recompute the manifest's digests and entry layouts after the PTX or cubins were regenerated"},
+	{"build", "run nvcc for every module (or -module NAME): PTX and cubins, then update the manifest"},
 }
 
 // errUsage marks a command line that ptxdigest cannot run (exit status 2).
@@ -68,32 +73,43 @@ func cli(args []string, stdout, stderr io.Writer) int {
 // usage prints the commands and the flags.
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "ptxdigest keeps ptx/manifest.json honest: the committed PTX, its sources and entry layouts.")
-	fmt.Fprintln(w, "\nusage: ptxdigest check|update|build [-dir DIR] [-nvcc NVCC] [-module NAME]\n\ncommands:")
+	fmt.Fprintln(w, "\nusage: ptxdigest check|update|build [-dir DIR] [-nvcc NVCC] [-module NAME] [-archs LIST] [-j N]\n\ncommands:")
 	for _, c := range subcommands {
 		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nflags:")
-	fs, _, _, _ := newFlagSet("ptxdigest")
+	fs, _ := newFlagSet("ptxdigest")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fmt.Fprintln(w, "\nExit status: 0 success, 1 a failed check or build, 2 usage error.")
 }
 
+// options are the flags of every command.
+type options struct {
+	dir, nvcc, only, archs string
+	jobs                   int
+	archsSet               bool // -archs was given
+}
+
 // newFlagSet is the flag set shared by every command.
-func newFlagSet(name string) (fs *flag.FlagSet, dir, nvcc, only *string) {
-	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+func newFlagSet(name string) (*flag.FlagSet, *options) {
+	o := &options{}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // cli prints the problem and the usage
-	dir = fs.String("dir", "", "ptx directory (default: <module root>/ptx)")
-	nvcc = fs.String("nvcc", "nvcc", "nvcc to run (build)")
-	only = fs.String("module", "", "build only this module (build; default all)")
-	return fs, dir, nvcc, only
+	fs.StringVar(&o.dir, "dir", "", "ptx directory (default: <module root>/ptx)")
+	fs.StringVar(&o.nvcc, "nvcc", "nvcc", "nvcc to run (build)")
+	fs.StringVar(&o.only, "module", "", "build only this module (build; default all)")
+	fs.StringVar(&o.archs, "archs", strings.Join(ptx.DefaultCubinArchs, ","),
+		"cubin architectures, comma-separated, or none (build; a -module build keeps the manifest's)")
+	fs.IntVar(&o.jobs, "j", runtime.NumCPU(), "parallel nvcc runs (build)")
+	return fs, o
 }
 
 func run(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: no command (check, update or build)", errUsage)
 	}
-	fs, dir, nvcc, only := newFlagSet(args[0])
+	fs, o := newFlagSet(args[0])
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -108,20 +124,21 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	if *dir == "" {
+	fs.Visit(func(f *flag.Flag) { o.archsSet = o.archsSet || f.Name == "archs" })
+	if o.dir == "" {
 		root, err := moduleRoot()
 		if err != nil {
 			return err
 		}
-		*dir = filepath.Join(root, "ptx")
+		o.dir = filepath.Join(root, "ptx")
 	}
 	switch args[0] {
 	case "check":
-		return check(*dir)
+		return check(o.dir)
 	case "update":
-		return update(*dir, "", nil, nil)
+		return update(o.dir, "", nil, nil)
 	}
-	return build(*dir, *nvcc, *only)
+	return build(o)
 }
 
 func readManifest(dir string) (*ptx.Manifest, error) {
@@ -144,7 +161,11 @@ func check(dir string) error {
 	if len(probs) > 0 {
 		return fmt.Errorf("%d problem(s):\n  %s", len(probs), strings.Join(probs, "\n  "))
 	}
-	fmt.Printf("ptxdigest: %d modules verified\n", len(m.Modules))
+	cubins := 0
+	for _, rec := range m.Modules {
+		cubins += len(rec.Cubins)
+	}
+	fmt.Printf("ptxdigest: %d modules and %d cubins verified\n", len(m.Modules), cubins)
 	return nil
 }
 
@@ -198,48 +219,6 @@ func update(dir, nvccRelease string, m *ptx.Manifest, only map[string]bool) erro
 	}
 	fmt.Printf("ptxdigest: manifest updated (%d modules)\n", len(m.Modules))
 	return nil
-}
-
-func build(dir, nvcc, only string) error {
-	out, err := exec.Command(nvcc, "--version").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s --version: %v", nvcc, err)
-	}
-	release := ptx.NVCCRelease(string(out))
-	m, err := readManifest(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if m == nil {
-		m = &ptx.Manifest{SchemaVersion: ptx.SchemaVersion}
-	}
-	for _, src := range unlistedSources(dir, m) {
-		stem := strings.TrimSuffix(filepath.Base(src), ".cu")
-		if only != "" && stem != only {
-			continue
-		}
-		m.Modules = append(m.Modules, ptx.ModuleRecord{Name: stem, File: stem + ".ptx", Source: src})
-	}
-	built := map[string]bool{}
-	for i, rec := range m.Modules {
-		if only != "" && rec.Name != only {
-			continue
-		}
-		built[rec.Name] = true
-		flags := rec.Flags
-		if len(flags) == 0 {
-			flags = ptx.DefaultFlags
-		}
-		args := append(append([]string(nil), flags...), "-o", rec.File, rec.Source)
-		cmd := exec.Command(nvcc, args...)
-		cmd.Dir = dir
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, msg)
-		}
-		fmt.Printf("ptxdigest: built %s from %s\n", rec.File, rec.Source)
-		m.Modules[i].NVCC = release
-	}
-	return update(dir, "", m, built)
 }
 
 // moduleRoot walks up from the working directory to the directory of go.mod.

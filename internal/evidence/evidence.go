@@ -3,7 +3,8 @@
 // stamp of the binary that produced it (commit and dirty flag), the UTC
 // date, the driver version, the names of the devices it ran on, and the
 // SHA-256 of every PTX module in the binary's embedded manifest and of the
-// manifest itself. Embedded in a report struct, its fields appear at the
+// manifest itself (which pins the prebuilt cubins too), and whether the run
+// forced every module through PTX JIT (RAYD_PTX_JIT). Embedded in a report struct, its fields appear at the
 // top level of the JSON, where `make evidence-status` reads them.
 package evidence
 
@@ -34,6 +35,10 @@ type Header struct {
 	// SHA-256 of the embedded manifest.json.
 	PTX         map[string]string `json:"ptx_sha256"`
 	PTXManifest string            `json:"ptx_manifest_sha256"`
+	// PTXJIT is true when RAYD_PTX_JIT forced every module to be
+	// JIT-compiled from its PTX; false means each device loaded the
+	// embedded cubin of its architecture where there is one.
+	PTXJIT bool `json:"ptx_jit_forced"`
 }
 
 // New describes this binary and the devices ordinals (every visible device
@@ -43,7 +48,7 @@ type Header struct {
 func New(ordinals []int) (Header, error) {
 	st := buildinfo.Get()
 	h := Header{Commit: st.Commit, Dirty: st.Dirty, Build: st, Date: time.Now().UTC().Format(time.RFC3339),
-		PTX: map[string]string{}, Devices: []string{}}
+		PTX: map[string]string{}, Devices: []string{}, PTXJIT: launch.PTXJITForced()}
 	var errs []error
 	if m, err := ptx.EmbeddedManifest(); err == nil {
 		for _, mod := range m.Modules {

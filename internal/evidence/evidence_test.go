@@ -31,6 +31,12 @@ func TestHeaderRecordsTheBuildAndThePTX(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, d, h.PTXManifest)
 	assert.Contains(t, h.Describe(), st.String())
+	t.Setenv("RAYD_PTX_JIT", "0")
+	h, _ = evidence.New(nil)
+	assert.False(t, h.PTXJIT)
+	t.Setenv("RAYD_PTX_JIT", "1")
+	h, _ = evidence.New(nil)
+	assert.True(t, h.PTXJIT, "the header says when PTX JIT was forced")
 }
 
 // TestHeaderFieldsAreTopLevel: embedded in a report, the fields the
@@ -44,7 +50,7 @@ func TestHeaderFieldsAreTopLevel(t *testing.T) {
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
-	for _, k := range []string{"commit", "dirty", "build", "date", "driver_version", "devices", "ptx_sha256", "ptx_manifest_sha256", "rows"} {
+	for _, k := range []string{"commit", "dirty", "build", "date", "driver_version", "devices", "ptx_sha256", "ptx_manifest_sha256", "ptx_jit_forced", "rows"} {
 		assert.Contains(t, m, k)
 	}
 	assert.Equal(t, true, m["dirty"])
