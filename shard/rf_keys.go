@@ -17,12 +17,13 @@ import (
 // a seed drawn once per process (keys are compared within the process
 // only). Two different inputs share a key with probability about 2⁻⁶⁴.
 //
-// Cost: the states are 28 values per state (112 bytes) against the 64-word
-// record (256 bytes) the replica packs from them, which resolves the
-// material, the suffix candidates and their triangles per state. Hashing
-// 100 000 states takes about a seventh of packing them (see
-// BenchmarkInputKey and BenchmarkPackDfrStates in package replica), and a
-// hit also saves the upload of the packed records.
+// Cost: the states are 28 values per state (112 bytes), hashed at the
+// speed of maphash plus one store per value; packing them (the replica's
+// 64-word record per state, with the material, the suffix candidates and
+// their triangles resolved) costs about twice as much: for 100 000 states
+// BenchmarkInputKey takes about 3 ms and BenchmarkPackDfrStates about
+// 5.5 ms on one core of the development machine (package replica's
+// benchmarks). A hit also saves the upload of the 25.6 MB of records.
 
 // keySeed seeds every input key of this process.
 var keySeed = maphash.MakeSeed()
@@ -30,7 +31,7 @@ var keySeed = maphash.MakeSeed()
 // digest hashes values through a small buffer (maphash takes bytes).
 type digest struct {
 	h   maphash.Hash
-	buf [1024]byte
+	buf [8192]byte
 	n   int
 }
 
@@ -59,23 +60,58 @@ func (d *digest) u64(v uint64) {
 	d.n += 8
 }
 
-// words adds a length and then len(v) 32-bit values.
-func words[T any](d *digest, v []T, bits func(T) uint32) {
+// f32 adds a length and then the bit patterns of v.
+func (d *digest) f32(v []float32) {
 	d.u64(uint64(len(v)))
 	for len(v) > 0 {
-		d.room(4)
-		k := min(len(v), (len(d.buf)-d.n)/4)
-		b := d.buf[d.n : d.n+4*k]
-		for i, x := range v[:k] {
-			binary.LittleEndian.PutUint32(b[4*i:], bits(x))
+		d.room(16)
+		k := min(len(v)/4, (len(d.buf)-d.n)/16)
+		if k == 0 { // fewer than four values left
+			for _, x := range v {
+				d.u32(math.Float32bits(x))
+			}
+			return
 		}
-		d.n += 4 * k
-		v = v[k:]
+		b, src := d.buf[d.n:d.n+16*k], v[:4*k]
+		for i := range k { // four values per step through fixed-size views: no per-value bounds check
+			s, w := (*[4]float32)(src[4*i:]), (*[16]byte)(b[16*i:])
+			binary.LittleEndian.PutUint64(w[0:8], uint64(math.Float32bits(s[0]))|uint64(math.Float32bits(s[1]))<<32)
+			binary.LittleEndian.PutUint64(w[8:16], uint64(math.Float32bits(s[2]))|uint64(math.Float32bits(s[3]))<<32)
+		}
+		d.n += 16 * k
+		v = v[4*k:]
 	}
 }
 
-func (d *digest) f32(v []float32) { words(d, v, math.Float32bits) }
-func (d *digest) i32(v []int32)   { words(d, v, func(x int32) uint32 { return uint32(x) }) }
+// i32 adds a length and then the values of v.
+func (d *digest) i32(v []int32) {
+	d.u64(uint64(len(v)))
+	for len(v) > 0 {
+		d.room(16)
+		k := min(len(v)/4, (len(d.buf)-d.n)/16)
+		if k == 0 {
+			for _, x := range v {
+				d.u32(uint32(x))
+			}
+			return
+		}
+		b, src := d.buf[d.n:d.n+16*k], v[:4*k]
+		for i := range k {
+			s, w := (*[4]int32)(src[4*i:]), (*[16]byte)(b[16*i:])
+			binary.LittleEndian.PutUint64(w[0:8], uint64(uint32(s[0]))|uint64(uint32(s[1]))<<32)
+			binary.LittleEndian.PutUint64(w[8:16], uint64(uint32(s[2]))|uint64(uint32(s[3]))<<32)
+		}
+		d.n += 16 * k
+		v = v[4*k:]
+	}
+}
+
+// u32 adds one 32-bit value.
+func (d *digest) u32(v uint32) {
+	d.room(4)
+	binary.LittleEndian.PutUint32(d.buf[d.n:], v)
+	d.n += 4
+}
 
 // flags adds a length and then one byte per value.
 func (d *digest) flags(v []bool) {
@@ -128,10 +164,11 @@ func (d *digest) material(m *rf.DfrMaterial) {
 	d.flags(m.Valid)
 }
 
-// dfrInputKey is the key of a DFR accumulation's replicated inputs.
-func dfrInputKey(op string, faces int, st *rf.DfrStates, m *rf.DfrMaterial, active []bool) uint64 {
+// dfrInputKey is the key of a DFR accumulation's replicated inputs. Both
+// accumulations pack them alike, so it does not depend on the operation.
+func dfrInputKey(faces int, st *rf.DfrStates, m *rf.DfrMaterial, active []bool) uint64 {
 	d := newDigest()
-	_, _ = d.h.WriteString(op)
+	_, _ = d.h.WriteString("dfr")
 	d.u64(uint64(faces))
 	d.states(st)
 	d.material(m)
@@ -141,13 +178,14 @@ func dfrInputKey(op string, faces int, st *rf.DfrStates, m *rf.DfrMaterial, acti
 
 // InputKey returns the key of the inputs every device receives whole (the
 // states, the material, the active mask and Faces): equal for equal
-// contents, different (up to a 2⁻⁶⁴ chance) when any value changed, in
-// place or not. It is computed on the first call and kept in t, so one
+// contents (also between accum_dfr_direct and accum_dfr_coherent_direct,
+// which replicate them alike), different (up to a 2⁻⁶⁴ chance) when any
+// value changed, in place or not. It is computed on the first call and kept in t, so one
 // call's replicas share it: change the inputs only between calls (a layer
 // call works on its own copy of the task).
 func (t *AccumDfrDirect) InputKey() uint64 {
 	if !t.keyed {
-		t.key, t.keyed = dfrInputKey(OpAccumDfrDirect, t.Faces, t.States, t.Material, t.Active), true
+		t.key, t.keyed = dfrInputKey(t.Faces, t.States, t.Material, t.Active), true
 	}
 	return t.key
 }
@@ -155,7 +193,7 @@ func (t *AccumDfrDirect) InputKey() uint64 {
 // InputKey is AccumDfrDirect.InputKey for accum_dfr_coherent_direct.
 func (t *AccumDfrCoherentDirect) InputKey() uint64 {
 	if !t.keyed {
-		t.key, t.keyed = dfrInputKey(OpAccumDfrCoherentDirect, t.Faces, t.States, t.Material, t.Active), true
+		t.key, t.keyed = dfrInputKey(t.Faces, t.States, t.Material, t.Active), true
 	}
 	return t.key
 }

@@ -23,8 +23,8 @@ func cloneStates(st *rf.DfrStates) *rf.DfrStates {
 
 // TestInputKeysFollowContents: the keys of the replicated RF inputs are
 // equal for equal contents in distinct slices and differ when any value,
-// length, the material's presence, the active mask, Faces or the operation
-// differs; a key is computed once per task value.
+// length, the material's presence, the active mask or Faces differs; a key
+// is computed once per task value.
 func TestInputKeysFollowContents(t *testing.T) {
 	f := newRFFixture(t, testscene.Rand(t), 300, 60, 3)
 	key := func(st *rf.DfrStates, m *rf.DfrMaterial, active []bool, faces int) uint64 {
@@ -65,8 +65,9 @@ func TestInputKeysFollowContents(t *testing.T) {
 	differ("the active mask", key(f.states, f.mat, active, f.faces))
 	differ("no active mask", key(f.states, f.mat, nil, f.faces))
 	differ("faces", key(f.states, f.mat, f.active, f.faces+1))
-	differ("the coherent operation", (&shard.AccumDfrCoherentDirect{Faces: f.faces, States: f.states, Material: f.mat,
-		Active: f.active}).InputKey())
+	require.Equal(t, base, (&shard.AccumDfrCoherentDirect{Faces: f.faces, States: f.states, Material: f.mat,
+		Active: f.active}).InputKey(), "both DFR accumulations replicate the same inputs")
+	differ("the material of accumulate_reflections", (&shard.AccumulateReflections{Faces: f.faces, Material: f.mat}).MaterialKey())
 
 	task := f.direct()
 	k := task.InputKey()
