@@ -15,14 +15,17 @@ import (
 // RunAccumulateReflections drive the replicas through it, instead of the
 // Enter, Replicate, Launch, Fold, Gather, Result and Exit steps, when every
 // replica of the plan (and the master) implements it and accepts the task.
-// For a call, in this order:
+// For a call:
 //
-//  1. BeginLanes on every remote that runs a window, in layer order, then on
-//     the master (a fixed order, so concurrent calls claim replicas without
-//     deadlock);
-//  2. LaunchLanes for every chunk: the remotes' chunks first, each device's
-//     in ascending lane order, then the master's;
-//  3. PartialLanes on every remote, in layer order, after its last chunk;
+//  1. LaunchLanes for every chunk, in rounds: round j holds the j-th chunk
+//     of every device (each device's in ascending lane order), the remotes'
+//     in layer order before the master's, so a remote is launched first;
+//     BeginLanes on a device right before its first chunk, so devices are
+//     begun in a fixed order (the remotes in layer order, then the master:
+//     concurrent calls claim replicas without deadlock) and a remote's
+//     first window is queued before the master prepares its inputs;
+//  2. BeginLanes on the master if it has no window;
+//  3. PartialLanes on every remote, in layer order;
 //  4. FoldLanes on the master with those partials and events;
 //  5. EndLanes on every replica whose BeginLanes succeeded, failed or not.
 //
@@ -109,78 +112,88 @@ type residentRun[R any] struct {
 	begun []ResidentLanes
 }
 
-// dev returns the ResidentLanes of replica index i.
-func (r *residentRun[R]) dev(i int) (ResidentLanes, error) {
-	k := slices.Index(r.order, i)
-	if k < 0 {
-		return nil, fmt.Errorf("shard: %s: replica %d has no window", r.op.Key, i)
-	}
-	return r.devs[k], nil
-}
-
 // run executes the call (see ResidentLanes) and ends every begun replica.
 func (r *residentRun[R]) run(ctx context.Context) (res R, err error) {
 	defer func() { err = r.end(err) }()
-	for _, d := range r.devs {
-		if err := d.BeginLanes(r.t); err != nil {
-			return res, r.fail(d, "replicate", 0, 0, err)
+	begun := make([]bool, len(r.devs))
+	begin := func(k int) error {
+		if begun[k] {
+			return nil
 		}
-		r.begun = append(r.begun, d)
+		if err := r.devs[k].BeginLanes(r.t); err != nil {
+			return r.fail(r.devs[k], "replicate", 0, 0, err)
+		}
+		begun[k] = true
+		r.begun = append(r.begun, r.devs[k])
+		return nil
 	}
-	chunks := slices.Clone(r.s.Chunks)
-	slices.SortStableFunc(chunks, func(a, b Shard) int { return boolRank(a.Replica == 0) - boolRank(b.Replica == 0) })
-	remotes := len(r.order) - 1
-	var parts []Payload
-	var ready []Event
-	for i, c := range chunks {
-		if err := cancelled(ctx, r.op.Key, i, len(chunks)); err != nil {
+	seq := r.rounds()
+	for i, c := range seq {
+		if err := cancelled(ctx, r.op.Key, i, len(seq)); err != nil {
 			return res, err
 		}
-		if c.Replica == 0 && len(parts) < remotes {
-			if parts, ready, err = r.partials(); err != nil {
-				return res, err
-			}
-		}
-		d, err := r.dev(c.Replica)
-		if err != nil {
+		k := slices.Index(r.order, c.Replica)
+		if err := begin(k); err != nil {
 			return res, err
 		}
+		d := r.devs[k]
 		if err := d.LaunchLanes(r.t, c.Start, c.Stop); err != nil {
 			return res, r.fail(d, "launch", c.Start, c.Stop, err)
 		}
 	}
-	if err := cancelled(ctx, r.op.Key, len(chunks), len(chunks)); err != nil {
+	if err := cancelled(ctx, r.op.Key, len(seq), len(seq)); err != nil {
 		return res, err
 	}
-	if len(parts) < remotes {
-		if parts, ready, err = r.partials(); err != nil {
-			return res, err
-		}
+	master := len(r.devs) - 1
+	if err := begin(master); err != nil { // a master without a window
+		return res, err
 	}
-	master := r.devs[len(r.devs)-1]
-	v, err := master.FoldLanes(r.t, parts, ready)
+	var parts []Payload
+	var ready []Event
+	for _, d := range r.devs[:master] {
+		p, ev, err := d.PartialLanes(r.t)
+		if err != nil {
+			return res, r.fail(d, "gather", 0, 0, err)
+		}
+		parts, ready = append(parts, p), append(ready, ev)
+	}
+	v, err := r.devs[master].FoldLanes(r.t, parts, ready)
 	if err != nil {
-		return res, r.fail(master, "fold", 0, 0, err)
+		return res, r.fail(r.devs[master], "fold", 0, 0, err)
 	}
 	rec, ok := v.(R)
 	if !ok {
-		return res, r.fail(master, "result", 0, 0, fmt.Errorf("result is %T, want %T", v, rec))
+		return res, r.fail(r.devs[master], "result", 0, 0, fmt.Errorf("result is %T, want %T", v, rec))
 	}
 	return rec, nil
 }
 
-// partials collects every remote's partial, in layer order.
-func (r *residentRun[R]) partials() ([]Payload, []Event, error) {
-	var parts []Payload
-	var ready []Event
-	for _, d := range r.devs[:len(r.devs)-1] {
-		p, ev, err := d.PartialLanes(r.t)
-		if err != nil {
-			return nil, nil, r.fail(d, "gather", 0, 0, err)
+// rounds orders the chunks for issue: round j holds the j-th chunk of each
+// device (in ascending lane order), the remotes' in layer order and then
+// the master's. Every device with a window has a chunk in round 0, so the
+// devices are first reached (and begun) in r.order.
+func (r *residentRun[R]) rounds() []Shard {
+	per := make([][]Shard, len(r.order))
+	for _, c := range r.s.Chunks {
+		if k := slices.Index(r.order, c.Replica); k >= 0 {
+			per[k] = append(per[k], c)
 		}
-		parts, ready = append(parts, p), append(ready, ev)
 	}
-	return parts, ready, nil
+	var seq []Shard
+	for k := range per {
+		slices.SortStableFunc(per[k], func(a, b Shard) int { return a.Start - b.Start })
+	}
+	for j := 0; ; j++ {
+		more := false
+		for k := range per {
+			if j < len(per[k]) {
+				seq, more = append(seq, per[k][j]), true
+			}
+		}
+		if !more {
+			return seq
+		}
+	}
 }
 
 // end ends every begun replica; a failed end poisons the layer ("stream
@@ -197,11 +210,4 @@ func (r *residentRun[R]) end(err error) error {
 		return errJoin(err, errors.Join(first, r.l.poisonWith("stream handoff", first)))
 	}
 	return err
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -121,27 +121,49 @@ func TestResidentLanesFailures(t *testing.T) {
 	})
 }
 
-// TestResidentLanesCancellation: a cancelled context stops the call at a
-// chunk boundary with ctx's error, and every begun replica is ended as
-// failed.
+// TestResidentLanesCancellation: a context cancelled before the call stops
+// it at chunk boundary 0 with nothing begun; cancelled after the remote's
+// first window, the call stops at the next boundary with ctx's error and
+// every begun replica is ended as failed. The layer stays usable.
 func TestResidentLanesCancellation(t *testing.T) {
 	f := newRFFixture(t, testscene.Rand(t), 3000, 600, 3)
-	l, _, _, log := residentLayer(t, f, 2, rfDevices(2), shard.Options{MinLanesPerDevice: 1, ChunkRays: 512})
+	l, _, sims, log := residentLayer(t, f, 2, rfDevices(2), shard.Options{MinLanesPerDevice: 1, ChunkRays: 512})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := shard.RunAccumDfrDirect(ctx, l, f.direct())
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorContains(t, err, "cancelled at chunk boundary 0 of")
-	ends := 0
+	require.Empty(t, log.take())
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	sims[1].mu.Lock()
+	sims[1].onLaunch = cancel
+	sims[1].mu.Unlock()
+	_, err = shard.RunAccumDfrDirect(ctx, l, f.direct())
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "cancelled at chunk boundary 1 of")
+	var launches, ends int
 	for _, s := range log.take() {
-		require.NotEqual(t, "launch", s.Stage)
-		if s.Stage == "end" {
+		switch s.Stage {
+		case "launch":
+			launches++
+		case "end":
 			require.True(t, s.Failed)
 			ends++
+		case "fold", "partial":
+			t.Fatalf("%s after the cancellation", s.Stage)
 		}
 	}
-	require.Equal(t, 2, ends)
+	require.Equal(t, 1, launches)
+	require.Equal(t, 1, ends, "the remote, the only replica begun")
 	require.NoError(t, l.Poisoned())
+	sims[1].mu.Lock()
+	sims[1].onLaunch = nil
+	sims[1].mu.Unlock()
+	got, err := shard.RunAccumDfrDirect(context.Background(), l, f.direct())
+	require.NoError(t, err)
+	requireAccumEqual(t, f.wantDirect(t, f.opt), got, "after the cancellation")
 }
 
 // TestResidentLanesFallBackToTheSteps: when one replica does not accept the

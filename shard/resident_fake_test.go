@@ -63,9 +63,10 @@ type residentSim struct {
 	scene rf.Scene
 	log   *residentLog
 
-	mu     sync.Mutex // guards faults and refuse
-	faults map[string]error
-	refuse bool
+	mu       sync.Mutex // guards faults, refuse and onLaunch
+	faults   map[string]error
+	refuse   bool
+	onLaunch func() // called after every launch
 
 	claim  sync.Mutex // held from BeginLanes to EndLanes
 	part   any
@@ -179,6 +180,12 @@ func (r *residentSim) LaunchLanes(t shard.Task, lo, hi int) error {
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	hook := r.onLaunch
+	r.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	return mergePartial(r.part, v)
 }
 
@@ -250,11 +257,13 @@ func residentLayer(t testing.TB, f *rfFixture, count int, devices []int, o shard
 }
 
 // requireResidentOrder checks one call's steps against the protocol of
-// shard.ResidentLanes for the dispatch d: begins on the remotes with a
-// window in slot order and then the master; every remote launch before the
-// master's, each device's in ascending order, covering d's shards; one
-// partial per remote, in slot order, before the fold; the fold on the
-// master with the parts in slot order; an end for every begin.
+// shard.ResidentLanes for the dispatch d: every device begun before its
+// first launch, the remotes with a window in slot order and then the
+// master; launches in rounds (the j-th launch of a remote before the j-th
+// of the master), each device's in ascending order, covering d's shards;
+// one partial per remote, in slot order, after every launch and before the
+// fold; the fold on the master with the parts in slot order; an end for
+// every begin.
 func requireResidentOrder(t *testing.T, d shard.DispatchRecord, steps []residentStep) {
 	t.Helper()
 	var remotes []int
@@ -266,19 +275,21 @@ func requireResidentOrder(t *testing.T, d shard.DispatchRecord, steps []resident
 	slices.Sort(remotes)
 	var begins, partials, ends []int
 	launched := map[int][][2]int{}
+	at := map[int][]int{} // step positions of each device's launches
 	var fold []int
-	masterLaunched, folded := false, false
-	for _, s := range steps {
+	folded, partialSeen := false, false
+	for i, s := range steps {
 		switch s.Stage {
 		case "begin":
 			begins = append(begins, s.Slot)
 		case "launch":
-			require.False(t, s.Slot != 0 && masterLaunched, "remote %d launched after the master", s.Slot)
-			masterLaunched = masterLaunched || s.Slot == 0
+			require.Contains(t, begins, s.Slot, "replica %d launched before it began", s.Slot)
+			require.False(t, partialSeen, "a launch after a partial")
 			launched[s.Slot] = append(launched[s.Slot], [2]int{s.Lo, s.Hi})
+			at[s.Slot] = append(at[s.Slot], i)
 		case "partial":
 			require.False(t, folded, "partial after the fold")
-			partials = append(partials, s.Slot)
+			partials, partialSeen = append(partials, s.Slot), true
 		case "fold":
 			require.Zero(t, s.Slot, "fold off the master")
 			fold, folded = s.Parts, true
@@ -291,6 +302,11 @@ func requireResidentOrder(t *testing.T, d shard.DispatchRecord, steps []resident
 	require.Equal(t, remotes, partials, "partials")
 	require.Equal(t, remotes, fold, "fold order")
 	require.ElementsMatch(t, begins, ends, "ends")
+	for _, rem := range remotes {
+		for j := range min(len(at[rem]), len(at[0])) {
+			require.Less(t, at[rem][j], at[0][j], "round %d: the master launched before remote %d", j, rem)
+		}
+	}
 	for _, sh := range d.Shards {
 		w := launched[sh.Replica]
 		require.NotEmpty(t, w, "replica %d never launched", sh.Replica)
