@@ -18,25 +18,15 @@ import (
 // resident makes the job's replicated inputs resident on s: the packed
 // states of a DFR accumulation (against the replica's own tables) or the
 // packed face material of accumulate_reflections. It packs and uploads
-// nothing when they already are.
+// nothing when they already are (a failed upload leaves them invalid).
 func (st *laneState) resident(s *launch.Stream, j *laneJob) error {
 	r := st.r
-	var k inputsKey
 	if j.refl != nil {
-		k = inputsKey{kind: faceMaterial, key: j.refl.MaterialKey(), rows: r.faces()}
-	} else {
-		states, _, _, key := j.states()
-		if states == nil {
-			return fmt.Errorf("replica: %s without states", j.task.Op().Key)
+		k := inputsKey{key: j.refl.MaterialKey(), rows: r.faces()}
+		if st.matOK && st.matKey == k {
+			return nil
 		}
-		k = inputsKey{kind: dfrStates, key: key, version: r.Version(), rows: states.StateCount()}
-	}
-	if st.valid && st.inputs == k {
-		return nil
-	}
-	st.valid = false
-	var bytes int64
-	if j.refl != nil {
+		st.matOK = false
 		m := accel.PackFaceMaterial(j.refl.Material, k.rows)
 		if err := grow(s, &st.material, len(m)); err != nil {
 			return err
@@ -44,20 +34,28 @@ func (st *laneState) resident(s *launch.Stream, j *laneJob) error {
 		if err := uploadAll(s, st.material, m); err != nil {
 			return err
 		}
-		bytes = int64(4 * len(m))
-	} else {
-		states, m, active, _ := j.states()
-		st.packed = r.packStatesInto(st.packed, states, k.rows, m, active)
-		if err := grow(s, &st.states, len(st.packed)); err != nil {
-			return err
-		}
-		if err := uploadAll(s, st.states, st.packed); err != nil {
-			return err
-		}
-		bytes = int64(4 * len(st.packed))
+		st.matKey, st.matOK = k, true
+		r.stats.uploaded.Add(int64(4 * len(m)))
+		return nil
 	}
-	st.inputs, st.valid = k, true
-	r.stats.uploaded.Add(bytes)
+	states, m, active, key := j.states()
+	if states == nil {
+		return fmt.Errorf("replica: %s without states", j.task.Op().Key)
+	}
+	k := inputsKey{key: key, version: r.Version(), rows: states.StateCount()}
+	if st.statesOK && st.statesKey == k {
+		return nil
+	}
+	st.statesOK = false
+	st.packed = r.packStatesInto(st.packed, states, k.rows, m, active)
+	if err := grow(s, &st.states, len(st.packed)); err != nil {
+		return err
+	}
+	if err := uploadAll(s, st.states, st.packed); err != nil {
+		return err
+	}
+	st.statesKey, st.statesOK = k, true
+	r.stats.uploaded.Add(int64(4 * len(st.packed)))
 	return nil
 }
 
@@ -90,7 +88,7 @@ func (st *laneState) reflRows(s *launch.Stream, t *shard.AccumulateReflections, 
 		total += len(c)
 	}
 	st.rowHost = growHost(st.rowHost, total)
-	in := accel.ReflAccumLaunch{N: n, Material: st.material, NumFaces: st.inputs.rows, Grid: t.Grid,
+	in := accel.ReflAccumLaunch{N: n, Material: st.material, NumFaces: st.matKey.rows, Grid: t.Grid,
 		MaxBounces: t.MaxBounces, Options: t.Options}
 	if err := grow(s, &st.rows, total); err != nil {
 		return in, err

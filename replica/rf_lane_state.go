@@ -21,9 +21,10 @@ import (
 //
 //   - part: the call's partial (float64 grid sums and int32 counters), which
 //     BeginLanes zeroes and every window adds into;
-//   - states or material: the packed replicated inputs of the last call,
-//     reused while the inputs' content key and the geometry version stay the
-//     same (packed on the host into packed, which is kept too);
+//   - states and material: the packed replicated inputs of the last DFR
+//     call and of the last reflection call, each reused while the inputs'
+//     content key (and, for the states, the geometry version) stays the
+//     same (the states are packed on the host into packed, kept too);
 //   - rows and active: a reflection window's rays, uploaded per launch;
 //   - out and host (the master): the folded result, as device words and as
 //     their one download;
@@ -43,11 +44,13 @@ type laneState struct {
 	out         *launch.Buffer[uint32]
 	host        []uint32
 
-	packed   []uint32
-	states   *launch.Buffer[uint32]
-	material *launch.Buffer[float32]
-	inputs   inputsKey // what states or material hold
-	valid    bool      // inputs describes their content
+	packed    []uint32
+	states    *launch.Buffer[uint32]
+	statesKey inputsKey // what states hold, when statesOK
+	statesOK  bool
+	material  *launch.Buffer[float32]
+	matKey    inputsKey // what material holds, when matOK
+	matOK     bool
 
 	rows       *launch.Buffer[float32]
 	active     *launch.Buffer[uint8]
@@ -62,20 +65,12 @@ type laneState struct {
 }
 
 // inputsKey identifies resident replicated inputs: the task's content key,
-// the geometry version they were packed against and their row count.
+// the geometry version they were packed against (0 for the material, which
+// does not depend on it) and their row count (states or faces).
 type inputsKey struct {
-	kind         laneKind
 	key, version uint64
 	rows         int
 }
-
-// laneKind is what a laneState's inputs buffer holds.
-type laneKind int8
-
-const (
-	dfrStates    laneKind = iota + 1 // packed states (both DFR accumulations)
-	faceMaterial                     // packed face material (reflections)
-)
 
 // laneJob is a grid_reduce RF task as a replica runs it resident.
 type laneJob struct {
@@ -162,7 +157,7 @@ func (r *Replica) closeLanes() error {
 		}
 	}
 	st.part, st.out, st.states, st.material, st.rows, st.active = accel.RFPartial{}, nil, nil, nil, nil, nil
-	st.mirror, st.entry, st.done, st.valid = accel.RFPartial{}, nil, nil, false
+	st.mirror, st.entry, st.done, st.statesOK, st.matOK = accel.RFPartial{}, nil, nil, false, false
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("replica: freeing the resident RF state of cuda:%d: %w", r.Device(), err)
 	}

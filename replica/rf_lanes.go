@@ -66,7 +66,7 @@ func (r *Replica) BeginLanes(t shard.Task) error {
 	st.claim.Lock()
 	st.held.Store(true)
 	if err := st.begin(j); err != nil {
-		st.valid = false
+		st.statesOK, st.matOK = false, false
 		err = errors.Join(err, r.compute.Synchronize())
 		st.release()
 		return fmt.Errorf("replica: starting %s on cuda:%d: %w", t.Op().Key, r.Device(), err)
@@ -144,10 +144,10 @@ func (r *Replica) LaunchLanes(t shard.Task, lo, hi int) error {
 	s, j := r.compute, st.job
 	switch {
 	case j.direct != nil:
-		err = r.bvh.AccumDfrDirectPartial(s, accel.DfrAccumLaunch{States: st.states, NumStates: st.inputs.rows,
+		err = r.bvh.AccumDfrDirectPartial(s, accel.DfrAccumLaunch{States: st.states, NumStates: st.statesKey.rows,
 			Grid: j.direct.Grid, Options: j.direct.Window(lo, hi)}, st.part)
 	case j.coherent != nil:
-		err = r.bvh.AccumDfrCoherentPartial(s, accel.DfrCoherentLaunch{States: st.states, NumStates: st.inputs.rows,
+		err = r.bvh.AccumDfrCoherentPartial(s, accel.DfrCoherentLaunch{States: st.states, NumStates: st.statesKey.rows,
 			Grid: j.coherent.Grid, Options: j.coherent.Window(lo, hi)}, st.part)
 	default:
 		var in accel.ReflAccumLaunch
@@ -192,7 +192,7 @@ func (r *Replica) EndLanes(failed bool) error {
 	if !failed {
 		return nil
 	}
-	st.valid = false
+	st.statesOK, st.matOK = false, false
 	if err := r.compute.Synchronize(); err != nil {
 		return fmt.Errorf("replica: ending a failed call on cuda:%d: %w", r.Device(), err)
 	}
