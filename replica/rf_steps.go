@@ -11,8 +11,11 @@ import (
 	"github.com/rayd-go/rayd/shard"
 )
 
-// The RF tasks of package shard on a CUDA replica (host inputs, host
-// results):
+// The RF tasks of package shard on a CUDA replica through the steps of
+// shard.Replica (host inputs, host results). A layer runs the grid_reduce
+// tasks resident instead (shard.ResidentLanes, rf_lanes.go); these steps
+// serve trace_dfr_paths, accumulate_reflections with wedge collection and
+// any caller that drives the steps itself:
 //
 //   - accum_dfr_direct, accum_dfr_coherent_direct: Replicate packs the
 //     states (accel.PackDfrStates, against the replica's own tables) and
