@@ -178,9 +178,10 @@ func TestGPURFResidentSeesChangedInputs(t *testing.T) {
 }
 
 // TestGPURFResidentGeometryUpdate: a vertex update and sync of the mesh the
-// states' faces belong to invalidates the packed states (their suffix
-// triangles): the next call packs again and equals a fresh one-device
-// build of the updated meshes.
+// states' faces belong to (half the ground raised over the grid plane)
+// invalidates the packed states (their suffix triangles are the ground's):
+// the next call packs again, waits for the refit, and equals a fresh
+// one-device build of the updated meshes.
 func TestGPURFResidentGeometryUpdate(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
@@ -192,8 +193,10 @@ func TestGPURFResidentGeometryUpdate(t *testing.T) {
 	requireDirect(t, original, got, "before the update")
 
 	moved := slices.Clone(f.meshes[0].Vertices)
-	for i := 2; i < len(moved); i += 3 {
-		moved[i] += 0.15
+	for i := 0; i < len(moved); i += 3 {
+		if moved[i] < 0 {
+			moved[i+2] += 0.5 // half the ground rises above the grid plane z = 0: it shades half the cells
+		}
 	}
 	require.NoError(t, l.Broadcast(ctx, shard.UpdateVertices{Mesh: 0, Vertices: moved}))
 	require.NoError(t, l.Broadcast(ctx, shard.SyncGeometry{}))
