@@ -141,26 +141,14 @@ func (b *BVH) AccumDfrDirect(s *launch.Stream, in DfrAccumLaunch, out DfrAccumOu
 }
 
 func (b *BVH) accumDfrDirect(run rfRunner, in DfrAccumLaunch, out DfrAccumOut) error {
-	cells, err := checkGridShape(in.Grid)
+	cells, err := checkDfrDirect(in)
 	if err != nil {
 		return err
 	}
-	o := in.Options
-	total := o.DirectSamples + o.KellerSamples + o.SuffixSamples
-	if o.DirectSamples < 0 || o.KellerSamples < 0 || o.SuffixSamples < 0 || int64(total) > math.MaxInt32 {
-		return fmt.Errorf("accel: sample counts (%d, %d, %d) out of range", o.DirectSamples, o.KellerSamples, o.SuffixSamples)
+	if out.Grids == nil || out.Counters == nil {
+		return fmt.Errorf("accel: AccumDfrDirect needs both outputs")
 	}
-	if err := checkWindow(o.LaneOffset, o.LaneCount, total); err != nil {
-		return err
-	}
-	if in.NumStates < 0 || out.Grids == nil || out.Counters == nil {
-		return fmt.Errorf("accel: AccumDfrDirect needs states ≥ 0 and both outputs")
-	}
-	if in.NumStates > 0 && in.States == nil {
-		return fmt.Errorf("accel: AccumDfrDirect: States is required")
-	}
-	for _, e := range []error{needLen("DfrAccumLaunch.States", in.States, in.NumStates*DfrStateWords),
-		needLen("DfrAccumOut.Grids", out.Grids, 7*cells), needLen("DfrAccumOut.Counters", out.Counters, 7)} {
+	for _, e := range []error{needLen("DfrAccumOut.Grids", out.Grids, 7*cells), needLen("DfrAccumOut.Counters", out.Counters, 7)} {
 		if e != nil {
 			return e
 		}
@@ -168,9 +156,32 @@ func (b *BVH) accumDfrDirect(run rfRunner, in DfrAccumLaunch, out DfrAccumOut) e
 	return b.launchDfrDirect(run, in, out, cells)
 }
 
+// checkDfrDirect checks an accum_dfr_direct launch (grid, sample counts,
+// window and states) and returns the grid's cell count.
+func checkDfrDirect(in DfrAccumLaunch) (int, error) {
+	cells, err := checkGridShape(in.Grid)
+	if err != nil {
+		return 0, err
+	}
+	o := in.Options
+	total := o.DirectSamples + o.KellerSamples + o.SuffixSamples
+	if o.DirectSamples < 0 || o.KellerSamples < 0 || o.SuffixSamples < 0 || int64(total) > math.MaxInt32 {
+		return 0, fmt.Errorf("accel: sample counts (%d, %d, %d) out of range", o.DirectSamples, o.KellerSamples, o.SuffixSamples)
+	}
+	if err := checkWindow(o.LaneOffset, o.LaneCount, total); err != nil {
+		return 0, err
+	}
+	if in.NumStates < 0 {
+		return 0, fmt.Errorf("accel: AccumDfrDirect needs states ≥ 0")
+	}
+	if in.NumStates > 0 && in.States == nil {
+		return 0, fmt.Errorf("accel: AccumDfrDirect: States is required")
+	}
+	return cells, needLen("DfrAccumLaunch.States", in.States, in.NumStates*DfrStateWords)
+}
+
 // launchDfrDirect queues the launches of a checked accum_dfr_direct call.
 func (b *BVH) launchDfrDirect(run rfRunner, in DfrAccumLaunch, out DfrAccumOut, cells int) error {
-	o := in.Options
 	if !in.Accumulate {
 		for _, z := range []error{run.zero(out.Grids), run.zero(out.Counters)} {
 			if z != nil {
@@ -178,18 +189,30 @@ func (b *BVH) launchDfrDirect(run rfRunner, in DfrAccumLaunch, out DfrAccumOut, 
 			}
 		}
 	}
-	if in.NumStates == 0 || o.LaneCount == 0 {
+	args, shared, ok := b.dfrDirectArgs(in, cells)
+	if !ok {
 		return nil
+	}
+	return b.runAccum(run, "rf_accum_direct", in.Options.LaneCount, 2*cells, shared, args, out.Counters, out.Grids)
+}
+
+// dfrDirectArgs are the arguments of rf_accum_direct before its
+// accumulators and its dynamic shared memory; ok is false when the window
+// runs no lane.
+func (b *BVH) dfrDirectArgs(in DfrAccumLaunch, cells int) (args []any, shared uint32, ok bool) {
+	o := in.Options
+	if in.NumStates == 0 || o.LaneCount == 0 {
+		return nil, 0, false
 	}
 	smem := 0
 	if cells <= rfSmemDirectCells {
 		smem = cells
 	}
-	args := []any{b.nodes, b.tris, int32(b.numTris), in.States, int32(in.NumStates)}
+	args = []any{b.nodes, b.tris, int32(b.numTris), in.States, int32(in.NumStates)}
 	args = append(args, gridParams(in.Grid)...)
 	args = append(args, o.Wavelength, int32(o.DirectSamples), int32(o.KellerSamples), int32(o.SuffixSamples),
 		uint32(o.Seed), int32(o.LaneOffset), int32(o.LaneCount), int32(smem))
-	return b.runAccum(run, "rf_accum_direct", o.LaneCount, 2*cells, uint32(smem*rfWarps*2*8), args, out.Counters, out.Grids)
+	return args, uint32(smem * rfWarps * 2 * 8), true
 }
 
 // runAccum allocates the float64 accumulators, launches entry with args +
@@ -220,23 +243,14 @@ func (b *BVH) AccumDfrCoherentDirect(s *launch.Stream, in DfrCoherentLaunch, out
 }
 
 func (b *BVH) accumDfrCoherent(run rfRunner, in DfrCoherentLaunch, out DfrCoherentOut) error {
-	cells, err := checkGridShape(in.Grid)
+	cells, err := checkDfrCoherent(in)
 	if err != nil {
 		return err
 	}
-	o := in.Options
-	total := int64(in.NumStates) * int64(cells)
-	if in.NumStates < 0 || total > math.MaxInt32 {
-		return fmt.Errorf("accel: coherent lane space %d×%d out of range", in.NumStates, cells)
-	}
-	if err := checkWindow(o.LaneOffset, o.LaneCount, int(total)); err != nil {
-		return err
-	}
-	if out.Grids == nil || out.Counts == nil || (in.NumStates > 0 && in.States == nil) {
+	if out.Grids == nil || out.Counts == nil {
 		return fmt.Errorf("accel: AccumDfrCoherentDirect needs States, Grids and Counts")
 	}
-	for _, e := range []error{needLen("DfrCoherentLaunch.States", in.States, in.NumStates*DfrStateWords),
-		needLen("DfrCoherentOut.Grids", out.Grids, 12*cells), needLen("DfrCoherentOut.Counts", out.Counts, 3*cells)} {
+	for _, e := range []error{needLen("DfrCoherentOut.Grids", out.Grids, 12*cells), needLen("DfrCoherentOut.Counts", out.Counts, 3*cells)} {
 		if e != nil {
 			return e
 		}
@@ -244,9 +258,29 @@ func (b *BVH) accumDfrCoherent(run rfRunner, in DfrCoherentLaunch, out DfrCohere
 	return b.launchDfrCoherent(run, in, out, cells)
 }
 
+// checkDfrCoherent checks an accum_dfr_coherent_direct launch (grid, lane
+// space, window and states) and returns the grid's cell count.
+func checkDfrCoherent(in DfrCoherentLaunch) (int, error) {
+	cells, err := checkGridShape(in.Grid)
+	if err != nil {
+		return 0, err
+	}
+	o := in.Options
+	total := int64(in.NumStates) * int64(cells)
+	if in.NumStates < 0 || total > math.MaxInt32 {
+		return 0, fmt.Errorf("accel: coherent lane space %d×%d out of range", in.NumStates, cells)
+	}
+	if err := checkWindow(o.LaneOffset, o.LaneCount, int(total)); err != nil {
+		return 0, err
+	}
+	if in.NumStates > 0 && in.States == nil {
+		return 0, fmt.Errorf("accel: AccumDfrCoherentDirect needs States, Grids and Counts")
+	}
+	return cells, needLen("DfrCoherentLaunch.States", in.States, in.NumStates*DfrStateWords)
+}
+
 // launchDfrCoherent queues the launches of a checked coherent call.
 func (b *BVH) launchDfrCoherent(run rfRunner, in DfrCoherentLaunch, out DfrCoherentOut, cells int) error {
-	o := in.Options
 	if !in.Accumulate {
 		for _, z := range []error{run.zero(out.Grids), run.zero(out.Counts)} {
 			if z != nil {
@@ -254,18 +288,29 @@ func (b *BVH) launchDfrCoherent(run rfRunner, in DfrCoherentLaunch, out DfrCoher
 			}
 		}
 	}
-	if o.LaneCount == 0 {
+	args, shared, ok := b.dfrCoherentArgs(in, cells)
+	if !ok {
 		return nil
+	}
+	return b.runAccum(run, "rf_accum_coherent", in.Options.LaneCount, 2*cells, shared, args, out.Counts, out.Grids)
+}
+
+// dfrCoherentArgs are the arguments of rf_accum_coherent before its
+// accumulators; ok is false when the window runs no lane.
+func (b *BVH) dfrCoherentArgs(in DfrCoherentLaunch, cells int) (args []any, shared uint32, ok bool) {
+	o := in.Options
+	if o.LaneCount == 0 {
+		return nil, 0, false
 	}
 	smem := 0
 	if cells <= rfSmemCoherentCells {
 		smem = cells
 	}
-	args := []any{b.nodes, b.tris, int32(b.numTris), in.States, int32(in.NumStates)}
+	args = []any{b.nodes, b.tris, int32(b.numTris), in.States, int32(in.NumStates)}
 	args = append(args, gridParams(in.Grid)...)
 	args = append(args, o.Wavelength, boolArg(o.SelectDiffractionPoint), boolArg(o.PrefilterVisibility),
 		int32(o.LaneOffset), int32(o.LaneCount), int32(smem))
-	return b.runAccum(run, "rf_accum_coherent", o.LaneCount, 2*cells, uint32(smem*rfWarps*(2*8+3*4)), args, out.Counts, out.Grids)
+	return args, uint32(smem * rfWarps * (2*8 + 3*4)), true
 }
 
 func boolArg(v bool) int32 {

@@ -85,3 +85,69 @@ func newWedgeEvents(capacity int) rf.WedgeEvents {
 	}
 	return w
 }
+
+// widenWords converts float32 bit patterns into dst.
+func widenWords(dst []float64, src []uint32) {
+	for i, v := range src {
+		dst[i] = float64(math.Float32frombits(v))
+	}
+}
+
+// DecodeDfrAccumWords converts a folded accum_dfr_direct partial
+// (FoldPartial's output for DfrDirectShape(res0·res1): the power and field
+// x re rows, then the seven counters) into an rf.AccumResult; the other
+// five grids are zero, as the kernel leaves them.
+func DecodeDfrAccumWords(words []uint32, res0, res1 int) *rf.AccumResult {
+	c := res0 * res1
+	r := &rf.AccumResult{Res0: res0, Res1: res1}
+	for k, p := range []*[]float64{&r.Power, &r.FieldXRe, &r.FieldXIm, &r.FieldYRe, &r.FieldYIm, &r.FieldZRe, &r.FieldZIm} {
+		*p = make([]float64, c)
+		if k < 2 {
+			widenWords(*p, words[k*c:(k+1)*c])
+		}
+	}
+	n := words[2*c : 2*c+7]
+	r.DirectCount, r.KellerCount, r.SuffixCount = int32(n[0]), int32(n[1]), int32(n[2])
+	r.VisRejects, r.EdgeVisRejects, r.UtdRejects, r.EdgeUses = int32(n[3]), int32(n[4]), int32(n[5]), int32(n[6])
+	return r
+}
+
+// DecodeDfrCoherentWords converts a folded accum_dfr_coherent_direct
+// partial (DfrCoherentShape: the direct field x re and x im rows, then the
+// three count rows) into an rf.CoherentResult; the other fields and
+// multi_count are zero.
+func DecodeDfrCoherentWords(words []uint32, res0, res1 int) *rf.CoherentResult {
+	c := res0 * res1
+	r := &rf.CoherentResult{Res0: res0, Res1: res1}
+	for k, p := range []*[]float64{&r.DirectFieldXRe, &r.DirectFieldXIm, &r.DirectFieldYRe, &r.DirectFieldYIm,
+		&r.DirectFieldZRe, &r.DirectFieldZIm, &r.MultiFieldXRe, &r.MultiFieldXIm, &r.MultiFieldYRe, &r.MultiFieldYIm,
+		&r.MultiFieldZRe, &r.MultiFieldZIm} {
+		*p = make([]float64, c)
+		if k < 2 {
+			widenWords(*p, words[k*c:(k+1)*c])
+		}
+	}
+	counts := func(row int) []int32 {
+		out := make([]int32, c)
+		for i, v := range words[(2+row)*c : (3+row)*c] {
+			out[i] = int32(v)
+		}
+		return out
+	}
+	r.DirectCount, r.VisibilityRejectCount, r.UtdRejectCount = counts(0), counts(1), counts(2)
+	r.MultiCount = make([]int32, c)
+	return r
+}
+
+// DecodeReflAccumWords converts a folded accumulate_reflections partial
+// (ReflShape: the seven grids, then reflection_count and the wedge count)
+// of n rays into an rf.ReflResult without wedge events.
+func DecodeReflAccumWords(words []uint32, n, maxBounces int, g rf.AccumGrid) *rf.ReflResult {
+	c := g.Res0 * g.Res1
+	r := &rf.ReflResult{RayCount: n, MaxBounces: maxBounces, Res0: g.Res0, Res1: g.Res1, ReflectionCount: int32(words[7*c])}
+	for k, p := range []*[]float64{&r.Power, &r.FieldXRe, &r.FieldXIm, &r.FieldYRe, &r.FieldYIm, &r.FieldZRe, &r.FieldZIm} {
+		*p = make([]float64, c)
+		widenWords(*p, words[k*c:(k+1)*c])
+	}
+	return r
+}

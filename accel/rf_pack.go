@@ -53,7 +53,19 @@ type TriangleFunc func(f int) (p0, p1, p2 [3]float32)
 // faces; tri gives the triangles of the scene's faces (only called for
 // suffix candidates; it may be nil when faces is 0).
 func PackDfrStates(st *rf.DfrStates, n int, m *rf.DfrMaterial, active []bool, faces int, tri TriangleFunc) []uint32 {
-	out := make([]uint32, n*DfrStateWords)
+	return PackDfrStatesInto(nil, st, n, m, active, faces, tri)
+}
+
+// PackDfrStatesInto is PackDfrStates writing into dst, which it grows when
+// it holds fewer than n·DfrStateWords words; it returns the packed records
+// (a prefix of dst or of its replacement).
+func PackDfrStatesInto(dst []uint32, st *rf.DfrStates, n int, m *rf.DfrMaterial, active []bool, faces int, tri TriangleFunc) []uint32 {
+	out := dst
+	if cap(out) < n*DfrStateWords {
+		out = make([]uint32, n*DfrStateWords)
+	}
+	out = out[:n*DfrStateWords]
+	clear(out)
 	f := math.Float32bits
 	matRows := faces
 	if m != nil {

@@ -25,6 +25,8 @@ func argKind(a any) string {
 		return "u32"
 	case int64:
 		return "s64"
+	case uint64:
+		return "u64"
 	case float32:
 		return "f32"
 	case float64:

@@ -26,9 +26,14 @@
 // The device-resident tasks of this package (DeviceIntersect,
 // DeviceReflections, DeviceVisible) take their inputs and the whole output
 // record in buffers of the master, RayD's own setting: the master works in
-// place and remotes are fed and drained by copies. The RF grid_reduce and
-// source_lane tasks fold partial grids in place per device and gather them
-// to the master (rf_steps.go).
+// place and remotes are fed and drained by copies. The RF grid_reduce
+// tasks run resident (shard.ResidentLanes, rf_lanes.go): each replica keeps
+// its packed inputs (reused while their content and the geometry are
+// unchanged) and its partial on its device between calls, the master folds
+// the remotes' partials where they lie and downloads the total once. The
+// source_lane task, and wedge collection, run through the steps
+// (rf_steps.go), which fold partial grids in place per device and gather
+// them to the master.
 //
 // The broadcast mutations are UpdateVertices (validated and staged),
 // SyncGeometry (the staged vertices written to the replica's host tables

@@ -25,7 +25,8 @@
 // scatter a chunk's rows from the master, launch, gather the outputs back,
 // retire chunks in issue order into a row-ordered result or the Offload
 // hook, or fold lane chunks per device and sum the partials on the master in
-// device order. Every step enqueues work and returns an Event, so a device
+// device order (replicas that keep a grid_reduce call resident on their
+// devices run it through ResidentLanes instead). Every step enqueues work and returns an Event, so a device
 // implementation keeps copies and launches asynchronous on its streams; the
 // layer waits only when it hands a chunk out. Cancellation is honoured at
 // chunk boundaries. Broadcast mutations keep the replicas' versions in

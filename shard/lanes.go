@@ -20,8 +20,10 @@ type LaneTask[R any] interface {
 // lane range [lo, hi), never a re-seeded or shrunk lane space), folds each
 // device's chunks into that device's partial in ascending lane order,
 // gathers the partials to the master and sums them there in device order
-// (the first partial is the accumulator). Cancellation of ctx is honoured
-// at chunk boundaries and wraps ctx.Err(); Options.Offload is ignored.
+// (the first partial is the accumulator). Replicas that keep the call
+// resident on their devices (ResidentLanes) run the same plan through that
+// interface instead. Cancellation of ctx is honoured at chunk boundaries
+// and wraps ctx.Err(); Options.Offload is ignored.
 func RunLanes[R any](ctx context.Context, l *Layer, t LaneTask[R]) (R, error) {
 	var zero R
 	total, offset, count, err := t.Lanes()
@@ -40,6 +42,9 @@ func RunLanes[R any](ctx context.Context, l *Layer, t LaneTask[R]) (R, error) {
 		return zero, err
 	}
 	l.record(s)
+	if res, ok, err := runResident[R](ctx, l, reps, s, t); ok {
+		return res, err
+	}
 	r := &laneRun[R]{call: l.newCall(op, reps), t: t, s: s}
 	res, err := r.run(ctx)
 	return res, r.exit(err)

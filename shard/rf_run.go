@@ -14,6 +14,7 @@ import (
 // devices do); the merged partials are the result.
 func RunAccumDfrDirect(ctx context.Context, l *Layer, t *AccumDfrDirect) (*rf.AccumResult, error) {
 	c := *t
+	c.keyed = false // the caller may have changed the inputs since a key was taken
 	c.replicated = l.replicatedBytes(&c, c.InputBytes())
 	return RunLanes[*rf.AccumResult](ctx, l, &c)
 }
@@ -22,6 +23,7 @@ func RunAccumDfrDirect(ctx context.Context, l *Layer, t *AccumDfrDirect) (*rf.Ac
 // (spec §7.1), as RunAccumDfrDirect.
 func RunAccumDfrCoherentDirect(ctx context.Context, l *Layer, t *AccumDfrCoherentDirect) (*rf.CoherentResult, error) {
 	c := *t
+	c.keyed = false
 	c.replicated = l.replicatedBytes(&c, c.InputBytes())
 	return RunLanes[*rf.CoherentResult](ctx, l, &c)
 }
@@ -92,6 +94,9 @@ func RunAccumulateReflections(ctx context.Context, l *Layer, t *AccumulateReflec
 		return nil, err
 	}
 	l.record(s)
+	if res, ok, err := runResident[*rf.ReflResult](ctx, l, reps, s, task); ok {
+		return res, err
+	}
 	r := &laneRun[*rf.ReflResult]{call: l.newCall(task.Op(), reps), t: task, s: s}
 	res, err := r.run(ctx)
 	return res, r.exit(err)
@@ -101,6 +106,7 @@ func RunAccumulateReflections(ctx context.Context, l *Layer, t *AccumulateReflec
 // task every launch runs (a copy with the pinned strategy).
 func (l *Layer) planReflections(t *AccumulateReflections, n int) (*Schedule, *AccumulateReflections, error) {
 	c := *t
+	c.keyed = false // the caller may have changed the material since a key was taken
 	l.mu.Lock()
 	if l.poison != nil {
 		defer l.mu.Unlock()

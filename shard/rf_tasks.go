@@ -154,6 +154,8 @@ type AccumDfrDirect struct {
 	Options rf.AccumOptions
 
 	replicated int64 // replicated input bytes charged to a budget
+	key        uint64
+	keyed      bool // key holds InputKey
 }
 
 // Op is the byte model of accum_dfr_direct: 21 bytes per lane, warp-aligned
@@ -219,6 +221,8 @@ type AccumDfrCoherentDirect struct {
 	Options rf.CoherentOptions
 
 	replicated int64
+	key        uint64
+	keyed      bool // key holds InputKey
 }
 
 // Op is the byte model of accum_dfr_coherent_direct: 36 bytes per lane
@@ -279,6 +283,8 @@ type AccumulateReflections struct {
 
 	staged bool // the pinned strategy is the staged route
 	remote bool // a remote device runs a window
+	key    uint64
+	keyed  bool // key holds MaterialKey
 }
 
 // reflGridBytes is the payload of one partial: seven float32 grids and the

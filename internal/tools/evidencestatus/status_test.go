@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,7 +92,7 @@ func TestEvidenceIsCurrentUntilGPUCodeChanges(t *testing.T) {
 	assert.Zero(t, rc, out)
 	assert.Contains(t, out, "current  tests/evidence/run.json")
 	assert.Contains(t, out, "no GPU-code commits since")
-	assert.Contains(t, out, "all 11 module digests equal HEAD's")
+	assert.Contains(t, out, fmt.Sprintf("all %d module digests equal HEAD's", len(r.head.modules)))
 	assert.Contains(t, out, "README cites tests/evidence/run.json at "+ran[:7]+": matches the file")
 
 	for _, p := range []string{"scene.go", "internal/engine/e.go", "accel/a.go"} {
@@ -146,7 +147,8 @@ func TestPTXDigestsThatDifferAreNamed(t *testing.T) {
 	r.write("tests/evidence/x.json", string(b))
 	r.commit("evidence")
 	out, _ := r.status(false)
-	assert.Contains(t, out, "PTX: 1 of 11 modules differ from HEAD's (trace); not recorded: edge; no longer at HEAD: retired")
+	assert.Contains(t, out, fmt.Sprintf("PTX: 1 of %d modules differ from HEAD's (trace); not recorded: edge; no longer at HEAD: retired",
+		len(r.head.modules)))
 	assert.Contains(t, out, "STALE")
 }
 
