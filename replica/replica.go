@@ -38,6 +38,17 @@ type Replica struct {
 	dev      *device // this replica's device
 	master   *device // the master's device (dev on the master)
 	isMaster bool
+	// geomReady is recorded on main after every build, refit and mask
+	// change (beforeLaunches): launches on the replica's own streams wait
+	// on it there, and Enter hands it to callers launching elsewhere.
+	// Owned by the replica, destroyed at Close.
+	geomReady *launch.Event
+
+	// lane is the state of the resident grid_reduce RF calls (rf_lanes.go),
+	// created by the first one and freed at Close.
+	laneMu sync.Mutex
+	lane   *laneState
+
 	// group holds the replicas one Builder built (one layer's), so that a
 	// remote can find its master's structures (nil for Source.Build).
 	group *group
@@ -204,7 +215,9 @@ func (r *Replica) record(s *launch.Stream) (*event, error) {
 
 // Enter implements shard.Replica: it opens the call on this replica's
 // Source (the events the call records stay valid until every running call
-// has exited) and records nothing. The ordering a call needs is set up
+// has exited), records nothing and returns the event of the replica's
+// latest geometry work on main, for a caller that launches on a stream of
+// its own (the engine's single-device call on the master waits on it). The ordering a call needs is set up
 // elsewhere, once: Apply makes compute and side wait on every mutation it
 // issues on main, and a launch that reads the edge BVH is ordered after its
 // build (edgeBVH); a device task's launches wait on the caller's stream.
@@ -213,7 +226,10 @@ func (r *Replica) Enter(shard.Event) (shard.Event, error) {
 		return nil, err
 	}
 	r.src.enter()
-	return nil, nil
+	if r.geomReady == nil {
+		return nil, nil
+	}
+	return &event{e: r.geomReady}, nil
 }
 
 // Exit implements shard.Replica: it closes the call opened by Enter and
@@ -246,12 +262,17 @@ func (r *Replica) afterLaunches() error {
 // beforeLaunches makes every later launch wait for the work queued on main
 // so far (a build, refit or mask). r.mu is held.
 func (r *Replica) beforeLaunches() error {
-	ev, err := r.record(r.main)
-	if err != nil {
+	if r.geomReady == nil {
+		var err error
+		if r.geomReady, err = r.dev.d.NewEvent(false); err != nil {
+			return err
+		}
+	}
+	if err := r.geomReady.Record(r.main); err != nil {
 		return err
 	}
 	for _, s := range r.launchStreams() {
-		if err := ev.enqueueOn(s); err != nil {
+		if err := s.Wait(r.geomReady); err != nil {
 			return err
 		}
 	}
@@ -353,7 +374,10 @@ func (r *Replica) Close() error {
 	if r.bvh != nil {
 		errs = append(errs, r.bvh.Close())
 	}
-	errs = append(errs, r.closeEdges())
+	errs = append(errs, r.closeEdges(), r.closeLanes())
+	if r.geomReady != nil {
+		errs = append(errs, r.geomReady.Close())
+	}
 	for _, p := range r.pools() {
 		errs = append(errs, p.close())
 	}

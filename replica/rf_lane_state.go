@@ -14,7 +14,7 @@ import (
 )
 
 // laneState is what a replica keeps on its device between the grid_reduce
-// RF calls it runs as shard.ResidentLanes (rf_lanes.go): two events,
+// RF calls it runs as shard.ResidentLanes (rf_lanes.go): an event (done),
 // created once and recorded again by every call, and grow-only buffers,
 // allocated by the first call that needs them (or needs them larger) and
 // freed when the replica closes:
@@ -39,10 +39,10 @@ type laneState struct {
 	claim sync.Mutex
 	held  atomic.Bool // claim is held by a call
 
-	entry, done *launch.Event
-	part        accel.RFPartial
-	out         *launch.Buffer[uint32]
-	host        []uint32
+	done *launch.Event
+	part accel.RFPartial
+	out  *launch.Buffer[uint32]
+	host []uint32
 
 	packed    []uint32
 	states    *launch.Buffer[uint32]
@@ -112,52 +112,43 @@ func (j *laneJob) states() (*rf.DfrStates, *rf.DfrMaterial, []bool, uint64) {
 	return j.coherent.States, j.coherent.Material, j.coherent.Active, j.coherent.InputKey()
 }
 
-// laneStates holds the laneState of every replica that ran a resident call
-// (*Replica → *laneState).
-var laneStates sync.Map
-
-// lanes returns the replica's laneState, creating it on first use. A new
-// state also frees the states of replicas closed since (closeLanes).
+// lanes returns the replica's laneState, creating it on first use.
 func (r *Replica) lanes() *laneState {
-	if v, ok := laneStates.Load(r); ok {
-		return v.(*laneState)
+	r.laneMu.Lock()
+	defer r.laneMu.Unlock()
+	if r.lane == nil {
+		r.lane = &laneState{r: r}
 	}
-	v, loaded := laneStates.LoadOrStore(r, &laneState{r: r})
-	if !loaded {
-		laneStates.Range(func(k, _ any) bool {
-			if x := k.(*Replica); x.closed.Load() {
-				_ = x.closeLanes() // nothing to report to: the replica is gone
-			}
-			return true
-		})
-	}
-	return v.(*laneState)
+	return r.lane
 }
 
 // closeLanes frees the replica's laneState (its buffers and events); its
-// streams must have completed. Replica.Close is the place to call it; until
-// then a closed replica's state is freed when another replica creates its
-// own. A state still claimed by a call is left to a later sweep.
+// streams must have completed (Replica.Close calls it after synchronizing
+// them). A state still claimed by a call is an error: the layer closes a
+// replica only once no call holds it.
 func (r *Replica) closeLanes() error {
-	v, ok := laneStates.Load(r)
-	if !ok {
+	r.laneMu.Lock()
+	st := r.lane
+	r.laneMu.Unlock()
+	if st == nil {
 		return nil
 	}
-	st := v.(*laneState)
 	if !st.claim.TryLock() {
-		return nil
+		return fmt.Errorf("replica: cuda:%d: RF buffers still in use by a call at close", r.Device())
 	}
 	defer st.claim.Unlock()
-	laneStates.Delete(r)
+	r.laneMu.Lock()
+	r.lane = nil
+	r.laneMu.Unlock()
 	errs := []error{st.part.Acc.Close(), st.part.Ints.Close(), st.out.Close(), st.states.Close(), st.material.Close(),
 		st.rows.Close(), st.active.Close(), st.mirror.Acc.Close(), st.mirror.Ints.Close()}
-	for _, e := range []*launch.Event{st.entry, st.done} {
+	for _, e := range []*launch.Event{st.done} {
 		if e != nil {
 			errs = append(errs, e.Close())
 		}
 	}
 	st.part, st.out, st.states, st.material, st.rows, st.active = accel.RFPartial{}, nil, nil, nil, nil, nil
-	st.mirror, st.entry, st.done, st.statesOK, st.matOK = accel.RFPartial{}, nil, nil, false, false
+	st.mirror, st.done, st.statesOK, st.matOK = accel.RFPartial{}, nil, false, false
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("replica: freeing the resident RF state of cuda:%d: %w", r.Device(), err)
 	}

@@ -14,10 +14,10 @@ import (
 // (shard.ResidentLanes) on each replica's compute stream, with the
 // replica's laneState (rf_lane_state.go):
 //
-//   - BeginLanes: compute waits for the latest work of main (builds and
-//     refits: the entry edge, recorded on the state's entry event), the
-//     replicated inputs are packed and uploaded unless resident, and the
-//     partial is zeroed (one launch);
+//   - BeginLanes: the replicated inputs are packed and uploaded unless
+//     resident, and the partial is zeroed (one launch). Compute already
+//     waits for every build and refit of main (Apply orders the replica's
+//     launch streams after its mutations), so a call records no entry edge;
 //   - LaunchLanes: the window's accumulation kernel adds into the partial
 //     (a reflection window first uploads its rays);
 //   - PartialLanes (a remote): the state's done event is recorded after the
@@ -74,11 +74,11 @@ func (r *Replica) BeginLanes(t shard.Task) error {
 	return nil
 }
 
-// begin queues the entry edge, the inputs and the zeroing of the partial
+// begin queues the inputs and the zeroing of the partial
 // on compute (and, on the master, sizes the folded output).
 func (st *laneState) begin(j *laneJob) error {
 	r, s := st.r, st.r.compute
-	for _, e := range []**launch.Event{&st.entry, &st.done} {
+	for _, e := range []**launch.Event{&st.done} {
 		if *e == nil {
 			ev, err := r.dev.d.NewEvent(false)
 			if err != nil {
@@ -86,12 +86,6 @@ func (st *laneState) begin(j *laneJob) error {
 			}
 			*e = ev
 		}
-	}
-	if err := st.entry.Record(r.main); err != nil {
-		return err
-	}
-	if err := s.Wait(st.entry); err != nil {
-		return err
 	}
 	if err := st.resident(s, j); err != nil {
 		return err
@@ -183,11 +177,12 @@ func (r *Replica) PartialLanes(t shard.Task) (shard.Payload, shard.Event, error)
 // EndLanes implements shard.ResidentLanes: after a failed call compute is
 // synchronised and the resident inputs are considered lost.
 func (r *Replica) EndLanes(failed bool) error {
-	v, ok := laneStates.Load(r)
-	if !ok || !v.(*laneState).held.Load() {
+	r.laneMu.Lock()
+	st := r.lane
+	r.laneMu.Unlock()
+	if st == nil || !st.held.Load() {
 		return fmt.Errorf("replica: EndLanes on cuda:%d without BeginLanes", r.Device())
 	}
-	st := v.(*laneState)
 	defer st.release()
 	if !failed {
 		return nil

@@ -31,6 +31,7 @@ func RunLanes[R any](ctx context.Context, l *Layer, t LaneTask[R]) (R, error) {
 		return zero, err
 	}
 	op := t.Op()
+	calls := l.startCount()
 	l.rw.RLock()
 	defer l.rw.RUnlock()
 	reps, err := l.ready()
@@ -41,7 +42,7 @@ func RunLanes[R any](ctx context.Context, l *Layer, t LaneTask[R]) (R, error) {
 	if err != nil {
 		return zero, err
 	}
-	l.record(s)
+	defer l.counted(l.record(s), calls)
 	if res, ok, err := runResident[R](ctx, l, reps, s, t); ok {
 		return res, err
 	}

@@ -247,6 +247,26 @@ func (l *Layer) startCount() callCount {
 	return callCount{f: f, calls: c, binds: b}
 }
 
+// Count starts counting the driver calls of a call its caller runs itself
+// (the single-device call of a master dispatch, after RowsOnMaster or
+// LanesOnMaster); the returned function, called when that call is done,
+// stores them in the dispatch record made meanwhile if it is still the
+// last one.
+func (l *Layer) Count() (done func()) {
+	c := l.startCount()
+	l.mu.Lock()
+	prev := l.lastDispatch
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		rec := l.lastDispatch
+		l.mu.Unlock()
+		if rec != nil && rec != prev {
+			l.counted(rec, c)
+		}
+	}
+}
+
 // counted stores the calls made since c into rec when rec is still the
 // last dispatch record.
 func (l *Layer) counted(rec *DispatchRecord, c callCount) {

@@ -83,6 +83,7 @@ func RunAccumulateReflections(ctx context.Context, l *Layer, t *AccumulateReflec
 	if err != nil {
 		return nil, err
 	}
+	calls := l.startCount()
 	l.rw.RLock()
 	defer l.rw.RUnlock()
 	reps, err := l.ready()
@@ -93,7 +94,7 @@ func RunAccumulateReflections(ctx context.Context, l *Layer, t *AccumulateReflec
 	if err != nil {
 		return nil, err
 	}
-	l.record(s)
+	defer l.counted(l.record(s), calls)
 	if res, ok, err := runResident[*rf.ReflResult](ctx, l, reps, s, task); ok {
 		return res, err
 	}
@@ -189,6 +190,7 @@ func RunTraceDfrPaths(ctx context.Context, l *Layer, t *TraceDfrPaths) (*rf.DfrP
 	if err != nil {
 		return nil, err
 	}
+	calls := l.startCount()
 	l.rw.RLock()
 	defer l.rw.RUnlock()
 	reps, err := l.ready()
@@ -199,7 +201,7 @@ func RunTraceDfrPaths(ctx context.Context, l *Layer, t *TraceDfrPaths) (*rf.DfrP
 	if err != nil {
 		return nil, err
 	}
-	l.record(s)
+	defer l.counted(l.record(s), calls)
 	r := &rowRun[*rf.DfrPaths]{call: l.newCall(t.Op(), reps), t: t, s: s}
 	res, err := r.run(ctx)
 	return res, r.exit(err)

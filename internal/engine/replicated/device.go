@@ -108,6 +108,7 @@ func fast[R any](ctx context.Context, e *Engine, task func(st *launch.Stream) sh
 	}
 	defer e.release(m)
 	t := task(m.st)
+	defer e.l.Count()()
 	rep, onMaster, err := shard.RowsOnMaster(e.l, t)
 	if err != nil {
 		return err

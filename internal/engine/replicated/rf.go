@@ -26,6 +26,7 @@ import (
 // keeps on the master runs as the single-device call on its replica.
 func (e *Engine) AccumDfrDirect(ctx context.Context, st *rf.DfrStates, g rf.DfrGrid, m *rf.DfrMaterial, active []bool, opt rf.AccumOptions) (*rf.AccumResult, error) {
 	t := &shard.AccumDfrDirect{Faces: e.tables.NumFaces(), States: st, Grid: g, Material: m, Active: active, Options: opt}
+	defer e.l.Count()()
 	rep, onMaster, err := shard.LanesOnMaster[*rf.AccumResult](e.l, t)
 	if err != nil {
 		return nil, err
