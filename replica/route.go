@@ -45,14 +45,7 @@ func (r *Replica) ScatterDirect(t shard.Task, lo, hi int, path shard.Path) (shar
 	if lo < 0 || hi < lo {
 		return nil, nil, fmt.Errorf("replica: scatter of rows [%d,%d)", lo, hi)
 	}
-	if err := r.onMaster(j.in, j.devIn, "inputs"); err != nil {
-		return nil, nil, err
-	}
-	src, err := j.devIn.view(j.in, lo, hi)
-	if err != nil {
-		return nil, nil, err
-	}
-	caller, err := r.callerEvent(j)
+	src, caller, err := r.callerRows(j, lo, hi)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -110,15 +110,26 @@ func (r *Replica) onMaster(l layout, c columns, what string) error {
 	return nil
 }
 
-func (r *Replica) scatterDevice(j *job, lo, hi int) (shard.Payload, shard.Event, error) {
+// callerRows returns rows [lo, hi) of a device task's inputs (views of the
+// caller's buffers, which must be the master's) and the event after which
+// they are ready on the caller's stream.
+func (r *Replica) callerRows(j *job, lo, hi int) (columns, shard.Event, error) {
 	if err := r.onMaster(j.in, j.devIn, "inputs"); err != nil {
-		return nil, nil, err
+		return columns{}, nil, err
 	}
 	src, err := j.devIn.view(j.in, lo, hi)
 	if err != nil {
-		return nil, nil, err
+		return columns{}, nil, err
 	}
 	caller, err := r.callerEvent(j)
+	if err != nil {
+		return columns{}, nil, err
+	}
+	return src, caller, nil
+}
+
+func (r *Replica) scatterDevice(j *job, lo, hi int) (shard.Payload, shard.Event, error) {
+	src, caller, err := r.callerRows(j, lo, hi)
 	if err != nil {
 		return nil, nil, err
 	}

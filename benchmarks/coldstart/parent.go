@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/rayd-go/rayd/driver"
@@ -121,14 +120,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	if o.out == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(o.out, append(b, '\n'), 0o644)
+	return benchhead.WriteJSON(o.out, rep)
 }
 
 // spawn runs one child of kind in mode: this executable again, in a fresh

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rayd-go/rayd/internal/benchhead"
 	"github.com/rayd-go/rayd/rf"
 )
 
@@ -112,7 +113,7 @@ func compareAccum(want, got *rf.AccumResult) (check, error) {
 		if len(g.v) != len(gg[i].v) {
 			return c, fmt.Errorf("grid %s: %d and %d cells", g.name, len(g.v), len(gg[i].v))
 		}
-		worst = max(worst, relL2(g.v, gg[i].v))
+		worst = max(worst, benchhead.RelL2(g.v, gg[i].v))
 		c.Fields = append(c.Fields, g.name)
 	}
 	wc, gc := accumCounters(want), accumCounters(got)
@@ -147,18 +148,4 @@ type namedCounter struct {
 func accumCounters(r *rf.AccumResult) []namedCounter {
 	return []namedCounter{{"direct_count", r.DirectCount}, {"keller_count", r.KellerCount}, {"suffix_count", r.SuffixCount},
 		{"edge_uses", r.EdgeUses}, {"vis_rejects", r.VisRejects}, {"utd_rejects", r.UtdRejects}, {"edge_vis_rejects", r.EdgeVisRejects}}
-}
-
-// relL2 is ‖want − got‖ / ‖want‖, or ‖want − got‖ when want is zero.
-func relL2(want, got []float64) float64 {
-	num, den := 0.0, 0.0
-	for i := range want {
-		d := want[i] - got[i]
-		num += d * d
-		den += want[i] * want[i]
-	}
-	if den == 0 {
-		return math.Sqrt(num)
-	}
-	return math.Sqrt(num / den)
 }

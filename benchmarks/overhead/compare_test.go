@@ -139,9 +139,3 @@ func TestCompareAccum(t *testing.T) {
 	_, err = compareAccum(nil, want)
 	assert.Error(t, err)
 }
-
-func TestRelL2(t *testing.T) {
-	assert.Zero(t, relL2([]float64{0, 0}, []float64{0, 0}))
-	assert.Equal(t, 5.0, relL2([]float64{0, 0}, []float64{3, 4}), "absolute against a zero grid")
-	assert.InDelta(t, 0.2, relL2([]float64{3, 4}, []float64{3, 5}), 1e-15)
-}

@@ -36,13 +36,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/rayd-go/rayd/internal/benchhead"
 	"github.com/rayd-go/rayd/internal/workload"
@@ -170,7 +168,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 		}
 	}
 	writeTable(w, rep.Rows)
-	if err := write(o.out, rep); err != nil {
+	if err := benchhead.WriteJSON(o.out, rep); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, summary(rep))
@@ -179,15 +177,4 @@ func run(ctx context.Context, w io.Writer, o options) error {
 		return fmt.Errorf("%d correctness failures", len(rep.Failures))
 	}
 	return nil
-}
-
-func write(path string, rep *report) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -72,7 +72,7 @@ func TestWriteEvidence(t *testing.T) {
 	r.judge()
 	rep.add(r)
 	path := filepath.Join(t.TempDir(), "sub", "overhead-1gpu.json")
-	require.NoError(t, write(path, rep))
+	require.NoError(t, benchhead.WriteJSON(path, rep))
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	for _, k := range []string{`"commit": "0123abcd"`, `"dirty": false`, `"ptx_sha256": {}`, `"ptx_manifest_sha256"`,

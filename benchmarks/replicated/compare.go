@@ -68,20 +68,6 @@ func diffSlice(a, b reflect.Value) (int, error) {
 	return n, nil
 }
 
-// relL2 is ‖want − got‖ / ‖want‖ over float64 values.
-func relL2(want, got []float64) float64 {
-	num, den := 0.0, 0.0
-	for i := range want {
-		d := want[i] - got[i]
-		num += d * d
-		den += want[i] * want[i]
-	}
-	if den == 0 {
-		return math.Sqrt(num)
-	}
-	return math.Sqrt(num / den)
-}
-
 func widen(v []float32) []float64 {
 	out := make([]float64, len(v))
 	for i, x := range v {

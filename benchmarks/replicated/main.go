@@ -22,11 +22,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/rayd-go/rayd"
@@ -116,7 +114,7 @@ func run(out string, rows, cpuRows, halfRays, rounds, ordinal int) error {
 		fmt.Printf("half rays %d on %d edges: single %.1f ms, replicated %.1f ms (%.2fx, target <= %.1fx: %v)\n",
 			t.Rows, t.Edges, minOf(t.SingleMs), minOf(t.ReplicatedMs), t.Ratio, t.Target, t.Met)
 	}
-	if err := write(out, rep); err != nil {
+	if err := benchhead.WriteJSON(out, rep); err != nil {
 		return err
 	}
 	if len(rep.Failures) > 0 {
@@ -124,17 +122,6 @@ func run(out string, rows, cpuRows, halfRays, rounds, ordinal int) error {
 	}
 	fmt.Printf("all %d operations bitwise equal; evidence in %s\n", len(rep.Operations), out)
 	return nil
-}
-
-func write(path string, rep *report) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 func minOf(v []float64) float64 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/edge"
+	"github.com/rayd-go/rayd/internal/benchhead"
 	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/internal/workload"
 )
@@ -247,7 +248,7 @@ func compareOp(ctx context.Context, o op, single, repl, cpu *rayd.Scene, big, sm
 	}
 	row.BitwiseEqual = row.Mismatches == 0
 	if wv != nil {
-		l2 := relL2(wv, gv)
+		l2 := benchhead.RelL2(wv, gv)
 		row.VertexRelL2, row.VertexTol = &l2, o.tol
 	}
 	ref, _, err := o.run(ctx, cpu, small)
@@ -266,7 +267,7 @@ func compareOp(ctx context.Context, o op, single, repl, cpu *rayd.Scene, big, sm
 		// the reference narrows its float64 rows: both are compared on the
 		// ray gradients only, by relative L2.
 		rw, mw := ref.(*struct{ Origins, Directions []float32 }), mine.(*struct{ Origins, Directions []float32 })
-		if relL2(widen(rw.Origins), widen(mw.Origins)) > 1e-5 || relL2(widen(rw.Directions), widen(mw.Directions)) > 1e-5 {
+		if benchhead.RelL2(widen(rw.Origins), widen(mw.Origins)) > 1e-5 || benchhead.RelL2(widen(rw.Directions), widen(mw.Directions)) > 1e-5 {
 			row.CPUMismatches = 1
 		}
 	}
