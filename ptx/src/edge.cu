@@ -7,13 +7,15 @@
 //
 // Every distance is computed in float64 with edge_math.cuh, which repeats
 // package edge's arithmetic, and ties go to the lowest global edge id. The
-// point, top-k and exact ray traversals prune a node only when its float64
+// point, top-k and float64 ray traversals prune a node only when its float64
 // lower bound exceeds the current best (the k-th best for top-k) by more
-// than a relative 1e-9. The ray traversal of rayd_edge_nearest_ray prunes
-// nodes and edges with the float32 tests of edge_prune.cuh, which never drop
-// an edge the brute force could pick. So each kernel returns the brute-force
-// scan's answer bit for bit. A query whose traversal stack would overflow
-// rescans every edge.
+// than a relative 1e-9 (rays: and the absolute margin of ray_margin). The
+// ray traversals of rayd_edge_nearest_ray and _rows prune nodes and edges
+// with the float32 tests of edge_prune.cuh, which never drop an edge the
+// brute force could pick; the rows those tests cannot take are answered by
+// rayd_edge_nearest_ray_deferred. So each kernel returns the brute-force
+// scan's answer bit for bit. A query whose float64 traversal stack would
+// overflow rescans every edge.
 //
 // Outputs of a missed row: distance +Inf, ids −1, vectors and parameters 0.
 #include "rayd.cuh"
