@@ -122,14 +122,71 @@ func (b *EdgeBVH) pointQuery(r runner, entry string, q EdgePoints, out EdgePoint
 	return r.launch(ModuleEdge, entry, grid, blk, args...)
 }
 
+// EdgeRayKernel selects one of the nearest-edge ray kernels of the edge BVH.
+// Both return the brute-force scan's records bit for bit; they differ in
+// how they prune.
+type EdgeRayKernel int
+
+const (
+	// EdgeRayPruned is rayd_edge_nearest_ray: float32 node and edge tests
+	// (ptx/src/edge_prune.cuh) that never drop an edge the brute force could
+	// pick, the float64 closest pair for the edges they keep, lanes that take
+	// a new row as soon as they finish one; rows outside the tests' range
+	// are answered by rayd_edge_nearest_ray_deferred, queued after it.
+	// NearestRay runs it.
+	EdgeRayPruned EdgeRayKernel = iota
+	// EdgeRayPrunedRows is rayd_edge_nearest_ray_rows: EdgeRayPruned's walk
+	// with one thread per row.
+	EdgeRayPrunedRows
+	// EdgeRayExact is rayd_edge_nearest_ray_exact: the float64 squared
+	// distance from the query to every child box (edge.RayBoxBound), one
+	// thread per row.
+	EdgeRayExact
+)
+
+// EdgeRayKernels lists the ray kernels.
+var EdgeRayKernels = []EdgeRayKernel{EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact}
+
+// String names the kernel ("pruned", "rows", "exact").
+func (k EdgeRayKernel) String() string {
+	switch k {
+	case EdgeRayPrunedRows:
+		return "rows"
+	case EdgeRayExact:
+		return "exact"
+	}
+	return "pruned"
+}
+
+// entry is the kernel's PTX entry.
+func (k EdgeRayKernel) entry() string {
+	switch k {
+	case EdgeRayPrunedRows:
+		return "rayd_edge_nearest_ray_rows"
+	case EdgeRayExact:
+		return "rayd_edge_nearest_ray_exact"
+	}
+	return "rayd_edge_nearest_ray"
+}
+
 // NearestRay queues the enabled edge nearest to every ray's query set (spec
 // §5.2, CUDA edge backend): the segment o + t·d, t ∈ [0, max(tmax, 0)] for a
 // finite tmax, the half ray for +Inf or a nil TMax. r.Counter is ignored.
+// It runs EdgeRayPruned.
 func (b *EdgeBVH) NearestRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
+	return b.NearestRayWith(s, r, out, EdgeRayPruned)
+}
+
+// NearestRayWith is NearestRay by kernel k (every kernel gives the same
+// records bit for bit; they differ in speed).
+func (b *EdgeBVH) NearestRayWith(s *launch.Stream, r Rays, out EdgeRayOut, k EdgeRayKernel) error {
+	if k != EdgeRayPruned && k != EdgeRayPrunedRows && k != EdgeRayExact {
+		return fmt.Errorf("accel: unknown edge ray kernel %d", int(k))
+	}
 	if err := firstErr(r.check(), out.check(r.N)); err != nil {
 		return err
 	}
-	return b.rayQuery(streamRunner{s}, "rayd_edge_nearest_ray", r, out)
+	return b.rayQuery(streamRunner{s}, k.entry(), r, out)
 }
 
 // BruteRay is NearestRay by scanning every edge for every row.
@@ -140,7 +197,16 @@ func (b *EdgeBVH) BruteRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
 	return b.rayQuery(streamRunner{s}, "rayd_edge_brute_ray", r, out)
 }
 
-// rayQuery launches a checked ray query.
+// edgeRayRowsPerLane is the mean number of rows each lane of
+// rayd_edge_nearest_ray takes (the kernel splits the rows evenly over the
+// grid's warps, any grid size, and its lanes refill from their warp's
+// share): enough rows that a warp is not held by its longest one, blocks
+// enough that the hardware balances them over the SMs.
+const edgeRayRowsPerLane = 8
+
+// rayQuery launches a checked ray query: entry, then, after the pruned
+// kernels, rayd_edge_nearest_ray_deferred for the rows they leave to the
+// float64 walk.
 func (b *EdgeBVH) rayQuery(rn runner, entry string, r Rays, out EdgeRayOut) error {
 	if r.N == 0 {
 		return nil
@@ -149,10 +215,19 @@ func (b *EdgeBVH) rayQuery(rn runner, entry string, r Rays, out EdgeRayOut) erro
 	grid, blk := threads1D(r.N, EdgeThreads)
 	args := []any{recs, int32(b.numEdges), nullable(b.mask), r.O, r.D, nullable(r.TMax), nullable(r.Active),
 		int32(r.N), out.Distance, out.RayT, out.Point, out.EdgeT, out.EdgePoint, out.ShapeID, out.EdgeID, out.GlobalEdgeID}
-	if entry == "rayd_edge_nearest_ray" {
-		args = append([]any{nodes}, args...)
+	if entry == "rayd_edge_brute_ray" {
+		return rn.launch(ModuleEdge, entry, grid, blk, args...)
 	}
-	return rn.launch(ModuleEdge, entry, grid, blk, args...)
+	args = append([]any{nodes}, args...)
+	pruned := entry != EdgeRayExact.entry()
+	g := grid
+	if entry == EdgeRayPruned.entry() {
+		g = launch.Blocks((r.N+edgeRayRowsPerLane-1)/edgeRayRowsPerLane, EdgeThreads)
+	}
+	if err := rn.launch(ModuleEdge, entry, g, blk, args...); err != nil || !pruned {
+		return err
+	}
+	return rn.launch(ModuleEdge, "rayd_edge_nearest_ray_deferred", grid, blk, args...)
 }
 
 // NearestK queues the k nearest enabled edges of every point (spec §5.3),

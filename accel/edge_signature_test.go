@@ -35,6 +35,8 @@ func edgeLaunches(t *testing.T, rec *recorder) {
 				b.pointQuery(rec, "rayd_edge_nearest_point", q, po),
 				b.pointQuery(rec, "rayd_edge_brute_point", q, po),
 				b.rayQuery(rec, "rayd_edge_nearest_ray", r, ro),
+				b.rayQuery(rec, "rayd_edge_nearest_ray_rows", r, ro),
+				b.rayQuery(rec, "rayd_edge_nearest_ray_exact", r, ro),
 				b.rayQuery(rec, "rayd_edge_brute_ray", r, ro),
 				b.nearestK(rec, q, 5, ko),
 				b.pointVJP(rec, buf[float32](), buf[int32](), 10, pg, f64(), f64()),

@@ -34,7 +34,10 @@ type timing = benchhead.Timing
 var summarize = benchhead.Summarize
 
 type queryResult struct {
-	Name            string  `json:"name"` // point, segment, half_ray
+	Name string `json:"name"` // point, segment, half_ray; ray queries by a kernel other than pruned: segment_exact, ...
+	// Kernel is the ray kernel (accel.EdgeRayKernel: pruned, rows, exact);
+	// empty for points.
+	Kernel          string  `json:"kernel,omitempty"`
 	Ms              timing  `json:"ms"`
 	RowsPerSec      float64 `json:"rows_per_s"` // rows / median
 	Misses          int     `json:"miss_rows"`
@@ -62,9 +65,12 @@ func configs(only string) []workload.Config {
 	return out
 }
 
-// batch is one query batch: host rows and their device copies.
+// batch is one query batch: host rows and their device copies, and for a
+// ray batch the kernel that runs it.
 type batch struct {
-	name    string
+	name    string // base, or base_kernel for a kernel other than pruned
+	base    string // point, segment, half_ray
+	kernel  accel.EdgeRayKernel
 	p, d    []float32 // points / origins, directions (nil for points)
 	tmax    []float32 // nil: half rays
 	devP    *launch.Buffer[float32]
@@ -102,8 +108,38 @@ func queries(t *geom.Tables, n int, seed uint64) []*batch {
 	for i := range seg {
 		seg[i] = float32(r.Float64() * diag / 4)
 	}
-	return []*batch{{name: "point", p: box()}, {name: "segment", p: box(), d: dirs(), tmax: seg},
-		{name: "half_ray", p: box(), d: dirs()}}
+	return []*batch{{name: "point", base: "point", p: box()}, {name: "segment", base: "segment", p: box(), d: dirs(), tmax: seg},
+		{name: "half_ray", base: "half_ray", p: box(), d: dirs()}}
+}
+
+// variants returns, for each ray batch of bs, one batch per kernel named in
+// kernels (comma-separated: pruned, rows, exact), sharing its rows; point
+// batches once.
+func variants(bs []*batch, kernels string) ([]*batch, error) {
+	var ks []accel.EdgeRayKernel
+	for _, name := range strings.Split(kernels, ",") {
+		i := slices.IndexFunc(accel.EdgeRayKernels, func(k accel.EdgeRayKernel) bool { return k.String() == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown ray kernel %q in -kernels (pruned, rows, exact)", name)
+		}
+		ks = append(ks, accel.EdgeRayKernels[i])
+	}
+	var out []*batch
+	for _, b := range bs {
+		if b.d == nil {
+			out = append(out, b)
+			continue
+		}
+		for _, k := range ks {
+			v := *b
+			v.kernel = k
+			if k != accel.EdgeRayPruned {
+				v.name = b.base + "_" + k.String()
+			}
+			out = append(out, &v)
+		}
+	}
+	return out, nil
 }
 
 func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResult, error) {
@@ -171,6 +207,9 @@ func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResul
 		f.peers = append(f.peers, p)
 	}
 	res.BruteDevices = 1 + len(f.peers)
+	if bs, err = variants(bs, o.kernels); err != nil {
+		return nil, err
+	}
 	times, err := f.time(bs, o.warmup, o.rounds)
 	if err != nil {
 		return nil, err
@@ -181,6 +220,9 @@ func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResul
 	}
 	for i, b := range bs {
 		q := queryResult{Name: b.name, Ms: summarize(times[i])}
+		if b.d != nil {
+			q.Kernel = b.kernel.String()
+		}
 		q.RowsPerSec = float64(o.queries) / (q.Ms.Median / 1e3)
 		if err := f.check(es, b, &q, bruteRows, o.check); err != nil {
 			return nil, fmt.Errorf("%s: %w", b.name, err)

@@ -128,7 +128,7 @@ func (f *fixture) launchRange(b *batch, lo, hi, k int, brute bool) error {
 	if brute {
 		return f.bvh.BruteRay(f.s, r, out)
 	}
-	return f.bvh.NearestRay(f.s, r, out)
+	return f.bvh.NearestRayWith(f.s, r, out, b.kernel)
 }
 
 // timed launches fn between two events and returns the milliseconds.

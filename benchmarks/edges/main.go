@@ -8,7 +8,16 @@
 // events on device-resident batches, three queries of 4,194,304 rows each:
 // nearest edge to a point, to a segment (finite tmax) and to a half ray.
 // Variants are interleaved inside each round after warm-up rounds; the table
-// reports the median and minimum.
+// reports the median and minimum. -kernels times several ray kernels in the
+// same run (accel.EdgeRayKernel: pruned, the default NearestRay kernel; rows,
+// its one-thread-per-row form; exact, the float64-bounded walk), each
+// checked like the default one.
+//
+// -mirror N needs no GPU: it walks the first N rows of each ray batch with
+// the host mirrors of the kernels (accel.Layout.NearestEdgeRay over
+// accel.BuildEdgesHost, the device build bit for bit) and prints the work
+// per row (nodes, box tests, leaves, records, float64 closest pairs), every
+// row checked against the CPU reference.
 //
 // Correctness: the BVH's output and the brute force's are poisoned with
 // different values (NaN payloads, impossible ids), so that a row neither
@@ -22,6 +31,8 @@
 // reference (package edge). Any mismatch fails the run.
 //
 //	edges -out benchmarks/results/edges-h200.json
+//	edges -kernels pruned,rows,exact -out edges-kernels.json
+//	edges -mirror 20000
 package main
 
 import (
@@ -43,8 +54,8 @@ type report struct {
 }
 
 type options struct {
-	ordinal, rounds, warmup, check, queries, bruteRows, leaf, bruteDevices int
-	only, out, kinds                                                       string
+	ordinal, rounds, warmup, check, queries, bruteRows, leaf, bruteDevices, mirror int
+	only, out, kinds, kernels                                                      string
 }
 
 func main() {
@@ -59,8 +70,14 @@ func main() {
 	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.kinds, "kinds", "point,segment,half_ray", "queries to run (comma-separated)")
+	flag.StringVar(&o.kernels, "kernels", "pruned", "ray kernels to time, interleaved (comma-separated: pruned, rows, exact); rows by a kernel other than pruned are named segment_exact, ...")
 	flag.StringVar(&o.out, "out", "", "JSON output path")
+	flag.IntVar(&o.mirror, "mirror", 0, "no GPU: walk this many rows of each ray batch with the host mirrors of both ray kernels and report the work per row")
 	flag.Parse()
+	run := run
+	if o.mirror > 0 {
+		run = runMirror
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "edges:", err)
 		os.Exit(1)
@@ -111,9 +128,9 @@ func run(o options) error {
 func printConfig(c *configResult) {
 	fmt.Printf("\n## %s: %d edges, BVH %d nodes, height %d, build %.2f ms (min %.2f, wall, %d builds)\n",
 		c.Name, c.Edges, c.Nodes, c.Height, c.BuildWallMs.Median, c.BuildWallMs.Min, len(c.BuildWallMs.Rounds))
-	fmt.Printf("%-10s %10s %10s %12s %10s %14s %14s %10s\n", "query", "median ms", "min ms", "Mrows/s", "brute ms", "vs brute", "vs CPU ref", "unwritten")
+	fmt.Printf("%-14s %10s %10s %12s %10s %14s %14s %10s\n", "query", "median ms", "min ms", "Mrows/s", "brute ms", "vs brute", "vs CPU ref", "unwritten")
 	for _, q := range c.Queries {
-		fmt.Printf("%-10s %10.3f %10.3f %12.1f %10.1f %8d/%-5d %8d/%-5d %4d/%-5d\n", q.Name, q.Ms.Median, q.Ms.Min,
+		fmt.Printf("%-14s %10.3f %10.3f %12.1f %10.1f %8d/%-5d %8d/%-5d %4d/%-5d\n", q.Name, q.Ms.Median, q.Ms.Min,
 			q.RowsPerSec/1e6, q.BruteMs, q.BruteChecked, q.BruteMismatches, q.RefChecked, q.RefMismatches, q.UnwrittenBVH, q.UnwrittenBrute)
 	}
 }

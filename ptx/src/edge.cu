@@ -6,21 +6,32 @@
 // words are (a.xyz, global edge id) (b.xyz, shape id) (b.xyz, local edge id).
 //
 // Every distance is computed in float64 with edge_math.cuh, which repeats
-// package edge's arithmetic; the traversal prunes a node only when its
+// package edge's arithmetic, and ties go to the lowest global edge id. The
+// point, top-k and float64 ray traversals prune a node only when its float64
 // lower bound exceeds the current best (the k-th best for top-k) by more
-// than a relative 1e-9, and ties go to the lowest global edge id, so each
-// kernel returns the brute-force scan's answer bit for bit. A query whose
-// traversal stack would overflow rescans every edge.
+// than a relative 1e-9 (rays: and the absolute margin of ray_margin). The
+// ray traversals of rayd_edge_nearest_ray and _rows prune nodes and edges
+// with the float32 tests of edge_prune.cuh, which never drop an edge the
+// brute force could pick; the rows those tests cannot take are answered by
+// rayd_edge_nearest_ray_deferred. So each kernel returns the brute-force
+// scan's answer bit for bit. A query whose float64 traversal stack would
+// overflow rescans every edge.
 //
 // Outputs of a missed row: distance +Inf, ids −1, vectors and parameters 0.
 #include "rayd.cuh"
 #include "edge_math.cuh"
+#include "edge_prune.cuh"
 
 using namespace rayd_edge;
 
 #define EDGE_THREADS 128
 #define EDGE_STACK (RAYD_MAX_DEPTH + 2)
 #define EDGE_MAX_K 16
+#define EDGE_WARPS (EDGE_THREADS / 32)
+#define EDGE_FULL 0xffffffffu
+// Blocks per SM the float32-pruned ray kernels are register-limited for (a
+// tuning knob): 4 caps them at 128 registers.
+#define EDGE_RAY_MIN_BLOCKS 4
 
 namespace {
 
@@ -44,14 +55,29 @@ __device__ __forceinline__ bool enabled(const unsigned char* __restrict__ mask, 
     return mask == nullptr || mask[gid] != 0;
 }
 
+#define EDGE_DENORM_MIN 4.9406564584124654e-324
+#define EDGE_ABS_SLACK 1e-12 /* edge.absSlack */
+
+// ray_margin is the absolute pruning margin of a ray query at o in a scene
+// of bound B (edge.Index.margin): 1e-12·M², M the larger magnitude. The
+// float64 bound of a box the query touches is 0 only up to rounding of that
+// order, and when the best is 0 (a query through edges, tied at distance 0)
+// a relative slack is no slack. The point queries' bounds of a box holding
+// the point are exactly 0: their margin is the least double.
+__device__ __forceinline__ double ray_margin(v3 o, double B) {
+    double m = fmax(B, fmax(fmax(fabs(o.x), fabs(o.y)), fabs(o.z)));
+    return fmax(EDGE_ABS_SLACK * m * m, EDGE_DENORM_MIN);
+}
+
 __device__ __forceinline__ bool load_point(const float* __restrict__ p, long long i, v3& out) {
     out = mk(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
     return finite3(out);
 }
 
 // walk visits every record of every leaf whose bound Q::bound does not
-// exceed Q::limit(), nearer child first (ties: child 0). It returns false
-// when the stack would overflow (the caller then scans every record).
+// exceed Q::limit() (by more than the slacks, pruned), nearer child first
+// (ties: child 0). It returns false when the stack would overflow (the
+// caller then scans every record).
 template <class Q>
 __device__ __forceinline__ bool walk(const float4* __restrict__ nodes, const float4* __restrict__ recs, Q& q) {
     int ref_st[EDGE_STACK];
@@ -62,7 +88,9 @@ __device__ __forceinline__ bool walk(const float4* __restrict__ nodes, const flo
     while (sp > 0) {
         --sp;
         int ref = ref_st[sp];
-        if (pruned((double)bnd_st[sp], q.limit())) continue;
+        // edge.pruned: the bound exceeds the best by more than the relative
+        // slack and the query's absolute margin.
+        if ((double)bnd_st[sp] > q.limit() * (1.0 + RAYD_EDGE_SLACK) + q.margin()) continue;
         if (ref < 0) {
             int payload = ~ref;
             long long first = payload >> RAYD_LEAF_COUNT_BITS;
@@ -104,6 +132,7 @@ struct point_q {
     int k;  // record slot of the best, −1: none
     int gid;
     __device__ double limit() const { return d2; }
+    __device__ double margin() const { return EDGE_DENORM_MIN; }
     __device__ double bound(const double* lo, const double* hi) const { return point_bound(p, lo, hi); }
     __device__ void leaf(long long slot) {
         rec r = load_rec(recs, slot);
@@ -122,7 +151,9 @@ struct ray_q {
     double T;
     double d2, t, s;
     int k, gid;
+    double abs;  // ray_margin (walk only)
     __device__ double limit() const { return d2; }
+    __device__ double margin() const { return abs; }
     __device__ double bound(const double* lo, const double* hi) const { return ray_bound(o, d, T, lo, hi); }
     __device__ void leaf(long long slot) {
         rec r = load_rec(recs, slot);
@@ -141,6 +172,7 @@ struct topk_q {
     double d2[EDGE_MAX_K], s[EDGE_MAX_K];
     int slot[EDGE_MAX_K], gid[EDGE_MAX_K];
     __device__ double limit() const { return n < kmax ? INFINITY : d2[kmax - 1]; }
+    __device__ double margin() const { return EDGE_DENORM_MIN; }
     __device__ double bound(const double* lo, const double* hi) const { return point_bound(p, lo, hi); }
     __device__ void leaf(long long sl) {
         rec r = load_rec(recs, sl);
@@ -247,6 +279,143 @@ __device__ __forceinline__ bool cannot_beat(const ray_q& q, double inv_dd, const
     return lb > 0.0 && lb * lb > q.d2;
 }
 
+// scene_bound is the largest |coordinate| of the root's two child boxes,
+// which hold every box and endpoint of the tree up to the rounding of the
+// inflation (+Inf when one is not finite: the rows then take the float64
+// walk).
+__device__ __forceinline__ double scene_bound(const float4* __restrict__ nodes) {
+    float4 n0 = nodes[0], n1 = nodes[1], n2 = nodes[2];
+    double m = 0.0, sum = 0.0;
+    float v[12] = {n0.x, n0.y, n0.z, n0.w, n1.x, n1.y, n1.z, n1.w, n2.x, n2.y, n2.z, n2.w};
+#pragma unroll
+    for (int j = 0; j < 12; ++j) {
+        m = fmax(m, fabs((double)v[j]));
+        sum += (double)v[j];
+    }
+    return isfinite(sum) ? m : INFINITY;
+}
+
+// ray_in is the scene of a ray query.
+struct ray_in {
+    const float4* nodes;
+    const float4* recs;
+    int num_recs;
+    const unsigned char* mask;
+};
+
+// ray32 is one lane's row of rayd_edge_nearest_ray: the float32 tests'
+// query, the best (squared distance, parameters, record slot, global id)
+// and the stack size (−1: the stack would have overflowed). The stack (refs
+// and test values) lives beside it: a dynamically indexed member would send
+// the whole struct to local memory.
+struct ray32 {
+    q32 f;
+    double d2, t, s;
+    int k, gid;
+    int sp;
+};
+
+// A row of rayd_edge_nearest_ray that the float32 walk does not answer (its
+// query is outside the tests' range, or its stack would have overflowed)
+// gets this global id and nothing else; rayd_edge_nearest_ray_deferred then
+// answers it with the float64 walk. The kernels themselves hold no float64
+// walk: its code would raise their register count for every row.
+#define EDGE_DEFERRED (-2)
+
+// ray32_begin reads row i: true when its walk is to run (L and the stack
+// set up); false when the row is finished, q holding its record (a miss),
+// or deferred (*deferred set).
+__device__ __forceinline__ bool ray32_begin(const ray_in& in, const float* __restrict__ o,
+                                            const float* __restrict__ d, const float* __restrict__ tmax,
+                                            const unsigned char* __restrict__ active, long long i, double B, ray32& L,
+                                            ray_q& q, bool& deferred, int* sref, float* sv) {
+    q.recs = in.recs; q.mask = in.mask; q.d2 = INFINITY; q.t = 0.0; q.s = 0.0; q.k = -1; q.gid = -1;
+    deferred = false;
+    if (!(ray_setup(o, d, tmax, active, i, q) && in.num_recs > 0)) return false;
+    if (!q32_setup(L.f, q.o.x, q.o.y, q.o.z, q.d.x, q.d.y, q.d.z, q.T, B)) {
+        deferred = true;
+        return false;
+    }
+    L.d2 = INFINITY; L.t = 0.0; L.s = 0.0; L.k = -1; L.gid = -1;
+    sref[0] = 0;
+    sv[0] = 0.0f;
+    L.sp = 1;
+    return true;
+}
+
+// ray32_exact runs the float64 closest pair of record slot with endpoints
+// a, b and global id g; the best follows the brute-force rule (smaller d²,
+// then lower id) and the radius a smaller best. The query's float32 values
+// pass through an opaque copy so that their float64 conversions are made
+// here rather than hoisted out of the walk, where they would hold 14
+// registers for its whole length.
+__device__ __forceinline__ void ray32_exact(ray32& L, int slot, float4 a, float4 b, int g) {
+    float v[7] = {L.f.ox, L.f.oy, L.f.oz, L.f.dx, L.f.dy, L.f.dz, L.f.T};
+#pragma unroll
+    for (int j = 0; j < 7; ++j) asm volatile("mov.b32 %0, %0;" : "+f"(v[j]));
+    double ti, si;
+    double di = ray_segment(mk(v[0], v[1], v[2]), mk(v[3], v[4], v[5]), (double)v[6], mk(a.x, a.y, a.z),
+                            mk(b.x, b.y, b.z), ti, si);
+    if (di < L.d2 || (di == L.d2 && g < L.gid)) {
+        bool closer = di < L.d2;
+        L.d2 = di; L.t = ti; L.s = si; L.k = slot; L.gid = g;
+        if (closer) q32_radius(L.f, di);
+    }
+}
+
+// ray32_step pops one stack entry (L.sp > 0): dropped when its test value
+// exceeds the current rf2; a leaf's enabled records that pass q32_edge get
+// the float64 closest pair; a node's children that pass q32_box are pushed,
+// the one with the smaller key on top.
+__device__ __forceinline__ void ray32_step(const ray_in& in, ray32& L, int* sref, float* sv) {
+    --L.sp;
+    int ref = sref[L.sp];
+    if (sv[L.sp] > L.f.rf2) return;
+    if (ref < 0) {
+        int payload = ~ref;
+        int j = payload >> RAYD_LEAF_COUNT_BITS;
+        int end = j + (payload & ((1 << RAYD_LEAF_COUNT_BITS) - 1)) + 1;
+        for (; j < end; ++j) {
+            float4 a = __ldg(&in.recs[3LL * j]), b = __ldg(&in.recs[3LL * j + 1]);
+            int g = __float_as_int(a.w);
+            if (enabled(in.mask, g) && !(q32_edge(L.f, a, b) > L.f.rf2)) ray32_exact(L, j, a, b, g);
+        }
+        return;
+    }
+    const float4* n = in.nodes + 4LL * ref;
+    float4 n0 = rayd::node_load(n), n1 = rayd::node_load(n + 1), n2 = rayd::node_load(n + 2),
+           n3 = rayd::node_load(n + 3);
+    int r0 = __float_as_int(n3.x), r1 = __float_as_int(n3.y);
+    float k0, k1 = 0.0f, v1 = INFINITY;
+    float v0 = q32_box(L.f, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y, k0);
+    if (r1 != r0) v1 = q32_box(L.f, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, k1);  // r1 == r0: a one-edge BVH
+    bool h0 = !(v0 > L.f.rf2), h1 = !(v1 > L.f.rf2);
+    if (h0 && h1) {
+        if (L.sp + 2 > EDGE_STACK) {  // never with a build of height ≤ RAYD_MAX_DEPTH
+            L.sp = -1;
+            return;
+        }
+        bool swap = k1 < k0;  // child 1 first
+        sref[L.sp] = swap ? r0 : r1; sv[L.sp] = swap ? v0 : v1; ++L.sp;
+        sref[L.sp] = swap ? r1 : r0; sv[L.sp] = swap ? v1 : v0; ++L.sp;
+    } else if (h0 || h1) {
+        sref[L.sp] = h0 ? r0 : r1; sv[L.sp] = h0 ? v0 : v1; ++L.sp;
+    }
+}
+
+// ray32_write writes the row's record, or marks it deferred.
+__device__ __forceinline__ void ray32_write(const ray_out& out, const float4* recs, long long i, const ray32& L) {
+    if (L.sp < 0) {
+        out.gid[i] = EDGE_DEFERRED;
+        return;
+    }
+    ray_q q;
+    q.o = mk(L.f.ox, L.f.oy, L.f.oz);
+    q.d = mk(L.f.dx, L.f.dy, L.f.dz);
+    q.d2 = L.d2; q.t = L.t; q.s = L.s; q.k = L.k; q.gid = L.gid;
+    write_ray(out, recs, i, q);
+}
+
 }  // namespace
 
 extern "C" {
@@ -274,11 +443,12 @@ __global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_point(
     write_point(point_out{dist, edge_point, edge_t, shape, local, gid}, recs, i, q);
 }
 
-// rayd_edge_nearest_ray(nodes, recs, num_recs, mask, o, d, tmax, active, n,
-// dist, ray_t, point, edge_t, edge_point, shape, local, gid): spec §5.2
-// (CUDA backend) through the BVH. tmax f32[n] | null (null: half rays).
-// One thread per row.
-__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_ray(
+// rayd_edge_nearest_ray_exact(nodes, recs, num_recs, mask, o, d, tmax,
+// active, n, dist, ray_t, point, edge_t, edge_point, shape, local, gid): spec
+// §5.2 (CUDA backend) through the BVH, pruning with the float64 squared
+// distance from the query to each child box (ray_bound) and the margin of
+// ray_margin. tmax f32[n] | null (null: half rays). One thread per row.
+__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_ray_exact(
     const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
     const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
     const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
@@ -287,10 +457,117 @@ __global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_ray(
     if (i >= n) return;
     ray_q q;
     q.recs = recs; q.mask = mask; q.d2 = INFINITY; q.t = 0.0; q.s = 0.0; q.k = -1; q.gid = -1;
-    if (ray_setup(o, d, tmax, active, i, q) && num_recs > 0 && !walk(nodes, recs, q)) {
-        for (long long k = 0; k < num_recs; ++k) q.leaf(k);
+    if (ray_setup(o, d, tmax, active, i, q) && num_recs > 0) {
+        q.abs = ray_margin(q.o, scene_bound(nodes));
+        if (!walk(nodes, recs, q)) {
+            for (long long k = 0; k < num_recs; ++k) q.leaf(k);
+        }
     }
     write_ray(ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, recs, i, q);
+}
+
+// rayd_edge_nearest_ray_deferred(...): parameters as
+// rayd_edge_nearest_ray_exact. It answers, as rayd_edge_nearest_ray_exact
+// does, only the rows whose gid holds EDGE_DEFERRED, and leaves every other
+// row alone: the launcher queues it after rayd_edge_nearest_ray or
+// rayd_edge_nearest_ray_rows on the same stream. One thread per row.
+__global__ void __launch_bounds__(EDGE_THREADS) rayd_edge_nearest_ray_deferred(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
+    float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || gid[i] != EDGE_DEFERRED) return;
+    ray_q q;
+    q.recs = recs; q.mask = mask; q.d2 = INFINITY; q.t = 0.0; q.s = 0.0; q.k = -1; q.gid = -1;
+    if (ray_setup(o, d, tmax, active, i, q) && num_recs > 0) {
+        q.abs = ray_margin(q.o, scene_bound(nodes));
+        if (!walk(nodes, recs, q)) {
+            for (long long k = 0; k < num_recs; ++k) q.leaf(k);
+        }
+    }
+    write_ray(ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, recs, i, q);
+}
+
+// rayd_edge_nearest_ray(...): parameters as rayd_edge_nearest_ray_exact; the
+// same records, found with the float32 tests of edge_prune.cuh (rows they
+// cannot answer are left to rayd_edge_nearest_ray_deferred). Persistent
+// lanes: the grid's warps split the rows into equal contiguous shares (any
+// grid size) and a lane takes the next row of its warp's share as soon as it
+// finishes one, so a warp is not held by its longest row; each loop
+// iteration is one traversal step per lane (a node or a leaf). All 32 lanes
+// of a warp stay in the loop until its share is done (blockDim.x must be
+// EDGE_THREADS).
+__global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_MIN_BLOCKS) rayd_edge_nearest_ray(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
+    float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
+    __shared__ int next_row[EDGE_WARPS];
+    const int warp = threadIdx.x >> 5;
+    const long long warps = (long long)gridDim.x * EDGE_WARPS;
+    const long long per = ((long long)n + warps - 1) / warps;
+    const long long first = ((long long)blockIdx.x * EDGE_WARPS + warp) * per;
+    const long long last = min(first + per, (long long)n);
+    if ((threadIdx.x & 31) == 0) next_row[warp] = 0;
+    __syncwarp();
+    const double B = num_recs > 0 ? scene_bound(nodes) : 0.0;
+    const ray_in in{nodes, recs, num_recs, mask};
+    const ray_out out{dist, ray_t, point, edge_t, edge_point, shape, local, gid};
+    ray32 L;
+    int sref[EDGE_STACK];
+    float sv[EDGE_STACK];
+    long long i = -1;      // the lane's row, −1: none
+    bool drained = false;  // the warp's share has no row left for this lane
+    for (;;) {
+        if (i < 0 && !drained) {
+            long long r = first + atomicAdd(&next_row[warp], 1);
+            drained = r >= last;
+            if (!drained) {
+                ray_q q;
+                bool deferred;
+                if (ray32_begin(in, o, d, tmax, active, r, B, L, q, deferred, sref, sv)) i = r;
+                else if (deferred) gid[r] = EDGE_DEFERRED;
+                else write_ray(out, recs, r, q);
+            }
+        }
+        if (__all_sync(EDGE_FULL, drained)) break;  // a drained lane has no row
+        if (i >= 0) {
+            ray32_step(in, L, sref, sv);
+            if (L.sp <= 0) {
+                ray32_write(out, recs, i, L);
+                i = -1;
+            }
+        }
+    }
+}
+
+// rayd_edge_nearest_ray_rows(...): rayd_edge_nearest_ray with one thread per
+// row (the grid covers n), for comparison; rows it cannot answer are left to
+// rayd_edge_nearest_ray_deferred as well.
+__global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_MIN_BLOCKS) rayd_edge_nearest_ray_rows(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
+    float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double B = num_recs > 0 ? scene_bound(nodes) : 0.0;
+    const ray_in in{nodes, recs, num_recs, mask};
+    const ray_out out{dist, ray_t, point, edge_t, edge_point, shape, local, gid};
+    ray32 L;
+    int sref[EDGE_STACK];
+    float sv[EDGE_STACK];
+    ray_q q;
+    bool deferred;
+    if (ray32_begin(in, o, d, tmax, active, i, B, L, q, deferred, sref, sv)) {
+        while (L.sp > 0) ray32_step(in, L, sref, sv);
+        ray32_write(out, recs, i, L);
+    } else if (deferred) {
+        gid[i] = EDGE_DEFERRED;
+    } else {
+        write_ray(out, recs, i, q);
+    }
 }
 
 // rayd_edge_nearest_k(nodes, recs, num_recs, mask, boundary, points, active,
