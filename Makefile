@@ -22,7 +22,7 @@ LAUNCH_RUNS  ?= 5
 COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-edges bench-edges-full-point bench-edges-full-rays bench-rf \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -110,15 +110,16 @@ gpu-census:
 ## gpu-evidence-run: on the GPU machine (after make gpu-bins or gpu-pack; Go
 ## is not needed there, nvcc is for bench-launch): gpu-accept-run,
 ## gpu-accept-jit-run, gpu-replicated, bench-overhead, bench-geometry,
-## bench-edges, bench-rf, bench-launch and bench-coldstart from the binaries
+## bench-edges, bench-edges-kernels, bench-rf, bench-launch and bench-coldstart from the binaries
 ## in bin/, each logged to $(EVIDENCE_LOG)/<step>.log. Every step runs even
 ## when one fails; the target fails when any did. EVIDENCE_TAR=path packs the
 ## files written (and the logs) into one tar.gz, to unpack at the repository
 ## root.
-EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-edges bench-rf bench-launch bench-coldstart
+EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-edges bench-edges-kernels bench-rf bench-launch bench-coldstart
 EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/gpu-accept-jit.json $(EVIDENCE_DIR)/replicated-1gpu.json \
 	$(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/coldstart-h200.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
-	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/launch-h200-run*.json \
+	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/edges-h200-kernels.json $(RESULTS_DIR)/edges-h200-kernels.txt \
+	$(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/launch-h200-run*.json \
 	$(RESULTS_DIR)/edges-h200-compute-point-full.json $(RESULTS_DIR)/edges-h200-compute-point-full.txt \
 	$(RESULTS_DIR)/edges-h200-compute-rays-full.json $(RESULTS_DIR)/edges-h200-compute-rays-full.txt \
 	$(EVIDENCE_DIR)/fault-sweep.json $(EVIDENCE_DIR)/leak-cycles.json $(EVIDENCE_DIR)/soak.json
@@ -187,6 +188,14 @@ bench-geometry:
 bench-edges:
 	$(BIN)/edgebench -out $(RESULTS_DIR)/edges-h200.json > $(BIN)/edges-h200.txt; st=$$?; cat $(BIN)/edges-h200.txt; \
 		[ $$st -ne 0 ] || mv $(BIN)/edges-h200.txt $(RESULTS_DIR)/edges-h200.txt; exit $$st
+
+## bench-edges-kernels: the nearest-edge ray kernels timed against each
+## other in interleaved rounds (auto, pruned, rows, exact), each checked as
+## bench-edges checks -> $(RESULTS_DIR)/edges-h200-kernels.json.
+bench-edges-kernels:
+	$(BIN)/edgebench -kinds segment,half_ray -kernels auto,pruned,rows,exact -rounds 3 -warmup 1 \
+		-out $(RESULTS_DIR)/edges-h200-kernels.json > $(BIN)/edges-kernels.txt; st=$$?; cat $(BIN)/edges-kernels.txt; \
+		[ $$st -ne 0 ] || mv $(BIN)/edges-kernels.txt $(RESULTS_DIR)/edges-h200-kernels.txt; exit $$st
 
 ## bench-edges-full-point / -rays: every compute row against the device
 ## brute force (points: about 100 s on one H200; rays: about 100 s per

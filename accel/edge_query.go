@@ -128,6 +128,9 @@ func (b *EdgeBVH) pointQuery(r runner, entry string, q EdgePoints, out EdgePoint
 type EdgeRayKernel int
 
 const (
+	// EdgeRayAuto is what NearestRay runs: EdgeRayPrunedRows on an edge BVH
+	// of fewer than EdgeRayRowsBelow edges, EdgeRayPruned on a larger one.
+	EdgeRayAuto EdgeRayKernel = -1
 	// EdgeRayPruned is rayd_edge_nearest_ray: float32 node and edge tests
 	// (ptx/src/edge_prune.cuh) that never drop an edge the brute force could
 	// pick, the float64 closest pair for the edges they keep, lanes that take
@@ -145,11 +148,22 @@ const (
 )
 
 // EdgeRayKernels lists the ray kernels.
-var EdgeRayKernels = []EdgeRayKernel{EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact}
+var EdgeRayKernels = []EdgeRayKernel{EdgeRayAuto, EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact}
 
-// String names the kernel ("pruned", "rows", "exact").
+// EdgeRayRowsBelow is the edge count below which NearestRay runs one thread
+// per row (EdgeRayPrunedRows) rather than lanes that refill
+// (EdgeRayPruned). Measured on an H200, 4,194,304 rows
+// (benchmarks/results/edges-h200-kernels.json): on 109,825 edges, where
+// every row visits a few dozen nodes, the row kernel is faster (segment
+// 14.6 against 18.4 ms); on 6,291,456 edges, where the rows' work varies
+// far more, refilling lanes is (57.4 against 75.8 ms).
+const EdgeRayRowsBelow = 1 << 20
+
+// String names the kernel ("auto", "pruned", "rows", "exact").
 func (k EdgeRayKernel) String() string {
 	switch k {
+	case EdgeRayAuto:
+		return "auto"
 	case EdgeRayPrunedRows:
 		return "rows"
 	case EdgeRayExact:
@@ -172,17 +186,29 @@ func (k EdgeRayKernel) entry() string {
 // NearestRay queues the enabled edge nearest to every ray's query set (spec
 // §5.2, CUDA edge backend): the segment o + t·d, t ∈ [0, max(tmax, 0)] for a
 // finite tmax, the half ray for +Inf or a nil TMax. r.Counter is ignored.
-// It runs EdgeRayPruned.
+// It runs EdgeRayAuto.
 func (b *EdgeBVH) NearestRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
-	return b.NearestRayWith(s, r, out, EdgeRayPruned)
+	return b.NearestRayWith(s, r, out, EdgeRayAuto)
+}
+
+// RayKernel is the kernel k stands for on this BVH (EdgeRayAuto resolved).
+func (b *EdgeBVH) RayKernel(k EdgeRayKernel) EdgeRayKernel {
+	if k != EdgeRayAuto {
+		return k
+	}
+	if b.numEdges < EdgeRayRowsBelow {
+		return EdgeRayPrunedRows
+	}
+	return EdgeRayPruned
 }
 
 // NearestRayWith is NearestRay by kernel k (every kernel gives the same
 // records bit for bit; they differ in speed).
 func (b *EdgeBVH) NearestRayWith(s *launch.Stream, r Rays, out EdgeRayOut, k EdgeRayKernel) error {
-	if k != EdgeRayPruned && k != EdgeRayPrunedRows && k != EdgeRayExact {
+	if k != EdgeRayAuto && k != EdgeRayPruned && k != EdgeRayPrunedRows && k != EdgeRayExact {
 		return fmt.Errorf("accel: unknown edge ray kernel %d", int(k))
 	}
+	k = b.RayKernel(k)
 	if err := firstErr(r.check(), out.check(r.N)); err != nil {
 		return err
 	}

@@ -113,14 +113,15 @@ func queries(t *geom.Tables, n int, seed uint64) []*batch {
 }
 
 // variants returns, for each ray batch of bs, one batch per kernel named in
-// kernels (comma-separated: pruned, rows, exact), sharing its rows; point
+// kernels (comma-separated: auto, pruned, rows, exact), sharing its rows;
+// the default kernel (auto, what NearestRay runs) keeps the batch's name; point
 // batches once.
 func variants(bs []*batch, kernels string) ([]*batch, error) {
 	var ks []accel.EdgeRayKernel
 	for _, name := range strings.Split(kernels, ",") {
 		i := slices.IndexFunc(accel.EdgeRayKernels, func(k accel.EdgeRayKernel) bool { return k.String() == name })
 		if i < 0 {
-			return nil, fmt.Errorf("unknown ray kernel %q in -kernels (pruned, rows, exact)", name)
+			return nil, fmt.Errorf("unknown ray kernel %q in -kernels (auto, pruned, rows, exact)", name)
 		}
 		ks = append(ks, accel.EdgeRayKernels[i])
 	}
@@ -133,7 +134,7 @@ func variants(bs []*batch, kernels string) ([]*batch, error) {
 		for _, k := range ks {
 			v := *b
 			v.kernel = k
-			if k != accel.EdgeRayPruned {
+			if k != accel.EdgeRayAuto {
 				v.name = b.base + "_" + k.String()
 			}
 			out = append(out, &v)
@@ -222,6 +223,9 @@ func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResul
 		q := queryResult{Name: b.name, Ms: summarize(times[i])}
 		if b.d != nil {
 			q.Kernel = b.kernel.String()
+			if r := f.bvh.RayKernel(b.kernel); r != b.kernel {
+				q.Kernel += " (" + r.String() + ")" // what auto ran on this BVH
+			}
 		}
 		q.RowsPerSec = float64(o.queries) / (q.Ms.Median / 1e3)
 		if err := f.check(es, b, &q, bruteRows, o.check); err != nil {

@@ -31,7 +31,7 @@
 // reference (package edge). Any mismatch fails the run.
 //
 //	edges -out benchmarks/results/edges-h200.json
-//	edges -kernels pruned,rows,exact -out edges-kernels.json
+//	edges -kernels auto,pruned,rows,exact -out edges-kernels.json
 //	edges -mirror 20000
 package main
 
@@ -70,7 +70,7 @@ func main() {
 	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.kinds, "kinds", "point,segment,half_ray", "queries to run (comma-separated)")
-	flag.StringVar(&o.kernels, "kernels", "pruned", "ray kernels to time, interleaved (comma-separated: pruned, rows, exact); rows by a kernel other than pruned are named segment_exact, ...")
+	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: auto, pruned, rows, exact); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
 	flag.StringVar(&o.out, "out", "", "JSON output path")
 	flag.IntVar(&o.mirror, "mirror", 0, "no GPU: walk this many rows of each ray batch with the host mirrors of both ray kernels and report the work per row")
 	flag.Parse()

@@ -16,13 +16,14 @@ import (
 func TestVariantsNameEveryKernelOfEveryRayBatch(t *testing.T) {
 	bs := []*batch{{name: "point", base: "point", p: []float32{1, 2, 3}},
 		{name: "segment", base: "segment", p: []float32{0, 0, 0}, d: []float32{1, 0, 0}, tmax: []float32{1}}}
-	vs, err := variants(bs, "pruned,exact,rows")
+	vs, err := variants(bs, "auto,exact,rows,pruned")
 	require.NoError(t, err)
 	var names []string
 	for _, v := range vs {
 		names = append(names, v.name)
 	}
-	assert.Equal(t, []string{"point", "segment", "segment_exact", "segment_rows"}, names)
+	assert.Equal(t, []string{"point", "segment", "segment_exact", "segment_rows", "segment_pruned"}, names)
+	assert.Equal(t, accel.EdgeRayAuto, vs[1].kernel)
 	assert.Equal(t, accel.EdgeRayExact, vs[2].kernel)
 	assert.Equal(t, "segment", vs[2].base)
 	assert.Equal(t, &bs[1].p[0], &vs[3].p[0], "variants share the batch's rows")
