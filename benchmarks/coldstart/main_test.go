@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,19 +52,36 @@ func TestOptionsAreValidatedFirst(t *testing.T) {
 	assert.ErrorContains(t, err, "-n 0")
 }
 
-// Without a GPU the command says why and measures nothing.
+// Without a GPU (no driver, no device, or not the one asked for) the
+// command says why and measures nothing; the device count is simulated so
+// that the refusal is checked on every machine.
 func TestRunWithoutAGPUSaysWhy(t *testing.T) {
-	if gpuPresent(0) == nil {
-		t.Skip("a GPU is present: the refusal is for machines without one")
+	real := deviceCount
+	t.Cleanup(func() { deviceCount = real })
+	for name, c := range map[string]struct {
+		n    int
+		err  error
+		want string
+	}{
+		"no driver": {0, errors.New("libcuda.so.1: not found"), "the CUDA driver is unavailable"},
+		"no device": {0, nil, "no CUDA device visible"},
+	} {
+		deviceCount = func() (int, error) { return c.n, c.err }
+		var out bytes.Buffer
+		o := testOptions()
+		o.out = filepath.Join(t.TempDir(), "coldstart.json")
+		err := run(context.Background(), o, &out)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "no GPU to measure", name)
+		assert.Contains(t, err.Error(), c.want, name)
+		assert.NoFileExists(t, o.out, name)
+		assert.Empty(t, out.String(), name)
 	}
-	var out bytes.Buffer
+	deviceCount = func() (int, error) { return 1, nil }
 	o := testOptions()
-	o.out = filepath.Join(t.TempDir(), "coldstart.json")
-	err := run(context.Background(), o, &out)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "no GPU to measure")
-	assert.NoFileExists(t, o.out)
-	assert.Empty(t, out.String())
+	o.work.Device = 3
+	err := run(context.Background(), o, &bytes.Buffer{})
+	assert.ErrorContains(t, err, "device 3 is not visible (1 devices)")
 }
 
 func TestChildEnvironmentIsTheMode(t *testing.T) {

@@ -49,9 +49,13 @@ func modeByName(name string) (mode, bool) {
 	return mode{}, false
 }
 
+// deviceCount is the visible device count (driver.DeviceCount; a test
+// replaces it to see the refusal on any machine).
+var deviceCount = driver.DeviceCount
+
 // gpuPresent says why there is nothing to measure, if so.
 func gpuPresent(ordinal int) error {
-	n, err := driver.DeviceCount()
+	n, err := deviceCount()
 	switch {
 	case err != nil:
 		return fmt.Errorf("no GPU to measure: the CUDA driver is unavailable: %w", err)
