@@ -111,15 +111,15 @@ var trivialKernels = map[string]trivialKernel{
 		assert.Equal(t, []uint32{0, 0xffffffff, 0xffffffff, 0}, got[:4], "an empty path record")
 	},
 	"rf_fold": func(t *testing.T, d *launch.Device, s *launch.Stream) {
-		acc := alloc[float64](t, d, s, 8, poison)
+		acc := alloc[uint32](t, d, s, 16, poison) // 8 doubles, poisoned word by word
 		ints := alloc[int32](t, d, s, 4, poison)
 		k, err := d.Kernel("rf_fold", "rf_zero_partial")
 		require.NoError(t, err)
 		require.NoError(t, k.Launch(s, launch.Dim3{X: 1}, launch.Threads(128), 0, acc, int64(8), ints, int64(4)))
-		gotAcc, gotInts := make([]float64, 8), make([]int32, 4)
+		gotAcc, gotInts := make([]uint32, 16), make([]int32, 4)
 		require.NoError(t, acc.Download(s, gotAcc))
 		require.NoError(t, ints.Download(s, gotInts))
-		assert.Equal(t, make([]float64, 8), gotAcc, "a zeroed partial")
+		assert.Equal(t, make([]uint32, 16), gotAcc, "a zeroed partial")
 		assert.Equal(t, make([]int32, 4), gotInts, "zeroed counters")
 	},
 	"edge":       zeroLaunch("edge", "rayd_edge_nearest_point"),
