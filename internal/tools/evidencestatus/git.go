@@ -56,7 +56,8 @@ type since struct {
 }
 
 // gpuCommitsSince lists the GPU-code commits in HEAD's history that the
-// evidence commit c does not contain.
+// evidence commit c does not contain; commits that change only comments
+// there (codeOnly) cannot change what runs and are left out.
 func (g *repo) gpuCommitsSince(c string) since {
 	if g == nil {
 		return since{unavailable: "history unavailable (no git repository)"}
@@ -80,7 +81,7 @@ func (g *repo) gpuCommitsSince(c string) since {
 	}
 	s := since{full: full}
 	if out != "" {
-		s.commits = strings.Fields(out)
+		s.commits = g.codeOnly(strings.Fields(out))
 	}
 	return s
 }

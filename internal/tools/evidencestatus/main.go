@@ -2,7 +2,8 @@
 // (tests/evidence and benchmarks/results: JSON, JSON lines and their text
 // companions), the commit it records, the GPU-code commits made since
 // (ptx/, accel/, launch/, replica/, driver/, shard/, internal/engine/ and
-// the root package's non-test Go files), and whether its PTX digests equal
+// the root package's non-test Go files; a commit that changes only
+// comments in Go files there does not count), and whether its PTX digests equal
 // HEAD's manifest. Files written before the evidence head existed are
 // reported with the fields they lack; in a shallow clone, or for a commit
 // the repository does not hold, the history part says "history
