@@ -155,8 +155,8 @@ var EdgeRayKernels = []EdgeRayKernel{EdgeRayAuto, EdgeRayPruned, EdgeRayPrunedRo
 // (EdgeRayPruned). Measured on an H200, 4,194,304 rows
 // (benchmarks/results/edges-h200-kernels.json): on 109,825 edges, where
 // every row visits a few dozen nodes, the row kernel is faster (segment
-// 14.6 against 18.4 ms); on 6,291,456 edges, where the rows' work varies
-// far more, refilling lanes is (57.4 against 75.8 ms).
+// 14.3 against 18.1 ms); on 6,291,456 edges, where the rows' work varies
+// far more, refilling lanes is (57.0 against 74.5 ms).
 const EdgeRayRowsBelow = 1 << 20
 
 // String names the kernel ("auto", "pruned", "rows", "exact").
