@@ -81,3 +81,53 @@ func steadyStateIsLean(t *testing.T, devs []int, same bool, tr shard.Transfer) {
 		})
 	}
 }
+
+// The copy path (forced for device calls, and the host calls' own path)
+// reuses its staging: steady-state calls allocate nothing and create no
+// event.
+func TestGPUReplicatedCopyPathReusesItsStaging(t *testing.T) {
+	devs, same := gputest.ReplicaDevices(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(rand.Uint64(), 23))
+	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02)}
+	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{
+		MinRaysPerDevice: 1024, AllowSameDevice: same, Transfer: shard.TransferCopy}))
+	require.NoError(t, err)
+	defer s.Close()
+	tb, err := geom.BuildTables(meshes)
+	require.NoError(t, err)
+	o, d, _ := testscene.RandomRays(r, tb, 100003)
+	rays := rayd.Rays{Origins: o, Directions: d}
+	dr, err := s.UploadRays(ctx, rays)
+	require.NoError(t, err)
+	defer dr.Close()
+	dh, err := s.AllocHits(rays.Len(), rayd.FlagsAll)
+	require.NoError(t, err)
+	defer dh.Close()
+	calls := map[string]func() error{
+		"device intersect": func() error { return s.IntersectInto(ctx, dr, dh) },
+		"host intersect": func() error {
+			_, err := s.Intersect(ctx, rays, rayd.FlagsAll)
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			for range 3 { // warm: the first calls fill the staging
+				require.NoError(t, call())
+			}
+			ev0, al0 := launch.DriverCreations()
+			for range 5 {
+				require.NoError(t, call())
+				rec := s.LastDispatch()
+				require.NotNil(t, rec)
+				assert.Equal(t, shard.PathCopy, rec.Path)
+				assert.Positive(t, rec.DriverCalls, "the driver calls were not counted")
+				t.Logf("%s: %s, %d driver calls, %d context binds", name, rec.Mode, rec.DriverCalls, rec.ContextBinds)
+			}
+			ev1, al1 := launch.DriverCreations()
+			assert.Equal(t, ev0, ev1, "steady-state calls created events")
+			assert.Equal(t, al0, al1, "steady-state calls allocated device memory")
+		})
+	}
+}
