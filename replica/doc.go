@@ -64,9 +64,11 @@
 // caller's input buffers and writes its results into the caller's output
 // buffers where they lie, so nothing is copied or allocated. The copy path
 // (host tasks, chunked calls, remotes without access, or
-// shard.TransferCopy): inputs are uploaded or copied into a staging block
-// on the remote, results are written into a staging block and gathered to
-// the master in one copy per chunk.
+// shard.TransferCopy): inputs are uploaded or copied column by column into
+// a staging block on the remote and results are written into another; a
+// host task's block is gathered to a staging block on the master in one
+// copy per chunk, a device task's columns straight into the caller's
+// record, one copy per column.
 //
 // # Streams, events and memory
 //
