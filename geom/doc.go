@@ -2,7 +2,7 @@
 // rayd-go layer shares: the constants of the operation contract, the RayFlags
 // bit set, meshes and their validation, the scene-global index tables, the
 // watertight ray/triangle test, the ray/box slab test and the structure-of-
-// arrays result records of intersect and trace_reflections.
+// arrays result records of intersect, trace_reflections and closest points.
 //
 // geom sits at the bottom of the package graph: it imports only the standard
 // library, and everything else (the CPU reference in ref, the device
