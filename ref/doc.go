@@ -1,8 +1,9 @@
 // Package ref is the CPU reference of rayd-go: a straightforward, exact
 // implementation of intersect (closest hit), trace_reflections (specular
-// chains) and visible (segment occlusion) over the scene-global tables of
-// package geom. It is the oracle that the GPU kernels are tested against and
-// the slow fallback device that runs when no GPU is present.
+// chains), visible (segment occlusion) and closest points (the nearest face
+// to a point) over the scene-global tables of package geom. It is the
+// oracle that the GPU kernels are tested against and the slow fallback
+// device that runs when no GPU is present.
 //
 // Every ray/triangle decision goes through geom.Watertight, and among all
 // accepted hits the closest query keeps the smallest t, ties broken by the
@@ -12,15 +13,24 @@
 // acceptable hit) or by brute force over every triangle; both give
 // bit-identical answers.
 //
+// The closest-point query computes every point–triangle distance in
+// float64 from the float32 vertices (Ericson's region classification, with
+// slivers, segments and points answered through their edges) and keeps
+// the least squared distance, ties broken by the lowest global face id.
+// Through the BVH it skips a node only when the node box's squared
+// distance exceeds the best by a margin larger than any rounding of the
+// candidates, so it too answers exactly like brute force.
+//
 // Batches are split into blocks of 256 rows that run on up to
 // runtime.GOMAXPROCS goroutines. The *Context variants of the queries
 // (IntersectContext, TraceReflectionsContext, VisibleContext,
-// SegmentBlockersContext) and NewSceneContext check their context between
-// blocks (between the splits of large subtrees while building) and return
-// an error wrapping ctx.Err() once it is done; the plain methods run with
-// context.Background(). Work sized by the caller is bounded before anything
-// is allocated: trace_reflections refuses a bounce count above
-// geom.MaxBounces and a record larger than geom.HostMemoryLimit().
+// SegmentBlockersContext, ClosestPointsContext) and NewSceneContext check
+// their context between blocks (between the splits of large subtrees while
+// building) and return an error wrapping ctx.Err() once it is done; the
+// plain methods run with context.Background(). Work sized by the caller is
+// bounded before anything is allocated: trace_reflections refuses a bounce
+// count above geom.MaxBounces and a record larger than
+// geom.HostMemoryLimit().
 //
 // ref imports only geom, the row scheduler internal/par and the standard
 // library.
