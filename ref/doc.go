@@ -19,14 +19,17 @@
 // the least squared distance, ties broken by the lowest global face id.
 // Through the BVH it skips a node only when the node box's squared
 // distance exceeds the best by a margin larger than any rounding of the
-// candidates, so it too answers exactly like brute force.
+// candidates, so it too answers exactly like brute force. WindingNumbers
+// gives the generalized winding number of the faces around each point (a
+// sum of signed solid angles, by brute force), with which a caller signs
+// the distances of a closed or nearly closed mesh.
 //
 // Batches are split into blocks of 256 rows that run on up to
 // runtime.GOMAXPROCS goroutines. The *Context variants of the queries
 // (IntersectContext, TraceReflectionsContext, VisibleContext,
-// SegmentBlockersContext, ClosestPointsContext) and NewSceneContext check
-// their context between blocks (between the splits of large subtrees while
-// building) and return an error wrapping ctx.Err() once it is done; the
+// SegmentBlockersContext, ClosestPointsContext, WindingNumbersContext) and
+// NewSceneContext check their context between blocks (between the splits of
+// large subtrees while building) and return an error wrapping ctx.Err() once it is done; the
 // plain methods run with context.Background(). Work sized by the caller is
 // bounded before anything is allocated: trace_reflections refuses a bounce
 // count above geom.MaxBounces and a record larger than
