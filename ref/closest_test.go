@@ -200,3 +200,30 @@ func TestClosestPointsOnTheUnitTriangle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, c.Len())
 }
+
+// After new vertices and Refit the tree (same topology, new boxes) still
+// answers like brute force, and both see the new geometry.
+func TestClosestPointsAfterRefit(t *testing.T) {
+	r := newRand(t)
+	grid := gridMesh(10, 2, 0)
+	grid.Dynamic = true
+	s, brute := scenes(t, grid)
+	moved := append([]float32(nil), grid.Vertices...)
+	for i := 2; i < len(moved); i += 3 {
+		moved[i] = float32(r.NormFloat64()) + moved[i-2]*3
+	}
+	require.NoError(t, s.Tables().UpdateVertices(0, moved))
+	s.Refit()
+	brute.Refit()
+	pts := closestQueries(r, s.Tables(), 400)
+	a, err := s.ClosestPoints(pts, 0, nil)
+	require.NoError(t, err)
+	b, err := brute.ClosestPoints(pts, 0, nil)
+	require.NoError(t, err)
+	require.True(t, sameClosest(a, b))
+	active := make([]bool, a.Len())
+	for i := range active {
+		active[i] = true
+	}
+	checkIndependently(t, "refit grid", s.Tables(), pts, 0, active, a)
+}
