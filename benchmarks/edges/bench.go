@@ -143,14 +143,23 @@ func variants(bs []*batch, kernels string) ([]*batch, error) {
 	return out, nil
 }
 
-func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResult, error) {
+// edgeScene is the configuration's mesh (its edges enabled), its tables
+// and its edge scene: what the timed run and the host mirror both query.
+func edgeScene(cfg workload.Config) (*geom.Tables, *edge.Scene, error) {
 	mesh, _, _ := cfg.Build()
 	mesh.EdgesDisabled = false
 	tb, err := geom.BuildTables([]geom.Mesh{mesh})
 	if err != nil {
+		return nil, nil, err
+	}
+	return tb, edge.NewScene(tb), nil
+}
+
+func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResult, error) {
+	tb, es, err := edgeScene(cfg)
+	if err != nil {
 		return nil, err
 	}
-	es := edge.NewScene(tb)
 	s, err := d.NewStream()
 	if err != nil {
 		return nil, err

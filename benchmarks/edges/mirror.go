@@ -10,7 +10,6 @@ import (
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/edge"
-	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/internal/workload"
 )
 
@@ -80,13 +79,10 @@ func runMirror(o options) error {
 }
 
 func mirrorConfigRun(cfg workload.Config, o options) (*mirrorConfig, error) {
-	mesh, _, _ := cfg.Build()
-	mesh.EdgesDisabled = false
-	tb, err := geom.BuildTables([]geom.Mesh{mesh})
+	tb, es, err := edgeScene(cfg)
 	if err != nil {
 		return nil, err
 	}
-	es := edge.NewScene(tb)
 	opt := accel.EdgeOptions
 	opt.MaxLeafSize = o.leaf
 	lay, err := accel.BuildEdgesHost(tb.Vertices, accel.EdgeTablesOf(es.Edges), opt)
