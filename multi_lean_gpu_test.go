@@ -16,6 +16,55 @@ import (
 	"github.com/rayd-go/rayd/shard"
 )
 
+// leanScene is a replicated scene of a 20,000-triangle soup on devs (one
+// device named twice when same), equal weights and transfer tr, with
+// 100,003 random rays on the host and on the master and a full intersect
+// record; everything closes with the test.
+func leanScene(t *testing.T, devs []int, same bool, tr shard.Transfer, seed uint64) (*rayd.Scene, rayd.Rays, *rayd.DeviceRays, *rayd.DeviceHits) {
+	t.Helper()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(rand.Uint64(), seed))
+	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02)}
+	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{
+		MinRaysPerDevice: 1024, AllowSameDevice: same, Weights: []float64{1, 1}, Transfer: tr}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	tb, err := geom.BuildTables(meshes)
+	require.NoError(t, err)
+	o, d, _ := testscene.RandomRays(r, tb, 100003)
+	rays := rayd.Rays{Origins: o, Directions: d}
+	dr, err := s.UploadRays(ctx, rays)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dr.Close() })
+	dh, err := s.AllocHits(rays.Len(), rayd.FlagsAll)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dh.Close() })
+	return s, rays, dr, dh
+}
+
+// steadyState warms call up (the first calls may fill the event pools and
+// the staging), then runs it five times, checking each call's dispatch
+// record with check, and asserts that those calls created no event and
+// allocated no device memory.
+func steadyState(t *testing.T, s *rayd.Scene, call func() error, check func(i int, rec *rayd.DispatchRecord)) {
+	t.Helper()
+	for range 3 {
+		require.NoError(t, call())
+	}
+	ev0, al0 := launch.DriverCreations()
+	for i := range 5 {
+		require.NoError(t, call())
+		rec := s.LastDispatch()
+		require.NotNil(t, rec)
+		assert.Positive(t, rec.DriverCalls, "the driver calls were not counted")
+		check(i, rec)
+		t.Logf("%s, %s: %d driver calls, %d context binds", rec.Operation, rec.Mode, rec.DriverCalls, rec.ContextBinds)
+	}
+	ev1, al1 := launch.DriverCreations()
+	assert.Equal(t, ev0, ev1, "steady-state calls created events")
+	assert.Equal(t, al0, al1, "steady-state calls allocated device memory")
+}
+
 // A steady-state device fast-path call on two replicas takes the
 // peer-direct (or, for intersect, the compact) path with at most 20 driver
 // calls, creates no event and allocates nothing.
@@ -28,23 +77,7 @@ func TestGPUReplicatedSteadyStateIsLean(t *testing.T) {
 
 func steadyStateIsLean(t *testing.T, devs []int, same bool, tr shard.Transfer) {
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 19))
-	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02)}
-	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...),
-		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024, AllowSameDevice: same, Weights: []float64{1, 1},
-			Transfer: tr}))
-	require.NoError(t, err)
-	defer s.Close()
-	tb, err := geom.BuildTables(meshes)
-	require.NoError(t, err)
-	o, d, _ := testscene.RandomRays(r, tb, 100003)
-	rays := rayd.Rays{Origins: o, Directions: d}
-	dr, err := s.UploadRays(ctx, rays)
-	require.NoError(t, err)
-	defer dr.Close()
-	dh, err := s.AllocHits(rays.Len(), rayd.FlagsAll)
-	require.NoError(t, err)
-	defer dh.Close()
+	s, rays, dr, dh := leanScene(t, devs, same, tr, 19)
 	refl, err := s.AllocReflections(rays.Len(), 1, true)
 	require.NoError(t, err)
 	defer refl.Close()
@@ -58,26 +91,14 @@ func steadyStateIsLean(t *testing.T, devs []int, same bool, tr shard.Transfer) {
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
-			for range 3 { // warm: the first calls may fill the pools
-				require.NoError(t, call())
+			want := shard.PathPeerDirect
+			if name == "intersect" && tr == shard.TransferCompact {
+				want = shard.PathCompact
 			}
-			ev0, al0 := launch.DriverCreations()
-			for i := range 5 {
-				require.NoError(t, call())
-				rec := s.LastDispatch()
-				require.NotNil(t, rec)
-				want := shard.PathPeerDirect
-				if name == "intersect" && tr == shard.TransferCompact {
-					want = shard.PathCompact
-				}
+			steadyState(t, s, call, func(i int, rec *rayd.DispatchRecord) {
 				assert.Equal(t, want, rec.Path)
 				assert.LessOrEqual(t, rec.DriverCalls, int64(20), "call %d made %d driver calls", i, rec.DriverCalls)
-				assert.Positive(t, rec.DriverCalls, "the driver calls were not counted")
-				t.Logf("%s: %d driver calls, %d context binds", name, rec.DriverCalls, rec.ContextBinds)
-			}
-			ev1, al1 := launch.DriverCreations()
-			assert.Equal(t, ev0, ev1, "steady-state calls created events")
-			assert.Equal(t, al0, al1, "steady-state calls allocated device memory")
+			})
 		})
 	}
 }
@@ -88,22 +109,7 @@ func steadyStateIsLean(t *testing.T, devs []int, same bool, tr shard.Transfer) {
 func TestGPUReplicatedCopyPathReusesItsStaging(t *testing.T) {
 	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 23))
-	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02)}
-	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{
-		MinRaysPerDevice: 1024, AllowSameDevice: same, Transfer: shard.TransferCopy}))
-	require.NoError(t, err)
-	defer s.Close()
-	tb, err := geom.BuildTables(meshes)
-	require.NoError(t, err)
-	o, d, _ := testscene.RandomRays(r, tb, 100003)
-	rays := rayd.Rays{Origins: o, Directions: d}
-	dr, err := s.UploadRays(ctx, rays)
-	require.NoError(t, err)
-	defer dr.Close()
-	dh, err := s.AllocHits(rays.Len(), rayd.FlagsAll)
-	require.NoError(t, err)
-	defer dh.Close()
+	s, rays, dr, dh := leanScene(t, devs, same, shard.TransferCopy, 23)
 	calls := map[string]func() error{
 		"device intersect": func() error { return s.IntersectInto(ctx, dr, dh) },
 		"host intersect": func() error {
@@ -113,21 +119,9 @@ func TestGPUReplicatedCopyPathReusesItsStaging(t *testing.T) {
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
-			for range 3 { // warm: the first calls fill the staging
-				require.NoError(t, call())
-			}
-			ev0, al0 := launch.DriverCreations()
-			for range 5 {
-				require.NoError(t, call())
-				rec := s.LastDispatch()
-				require.NotNil(t, rec)
+			steadyState(t, s, call, func(_ int, rec *rayd.DispatchRecord) {
 				assert.Equal(t, shard.PathCopy, rec.Path)
-				assert.Positive(t, rec.DriverCalls, "the driver calls were not counted")
-				t.Logf("%s: %s, %d driver calls, %d context binds", name, rec.Mode, rec.DriverCalls, rec.ContextBinds)
-			}
-			ev1, al1 := launch.DriverCreations()
-			assert.Equal(t, ev0, ev1, "steady-state calls created events")
-			assert.Equal(t, al0, al1, "steady-state calls allocated device memory")
+			})
 		})
 	}
 }
