@@ -30,6 +30,9 @@ func (k crossingsKernel) Output(out any, copied bool) (any, int) {
 }
 
 // OutputBytes is K slots and the count and overflow per row.
-func (k crossingsKernel) OutputBytes(lo, hi int) int { _, out := rowWidths(k.Op()); return out * (hi - lo) }
+func (k crossingsKernel) OutputBytes(lo, hi int) int {
+	_, out := rowWidths(k.Op())
+	return out * (hi - lo)
+}
 
 func (crossingsKernel) Add(_, _ any) (any, error) { return nil, errPlaced }
