@@ -64,11 +64,15 @@ func TestCrossingsCPUAndReplicated(t *testing.T) {
 	meshes := visibilityMeshes(r)
 	want := cpuScene(t, meshes...)
 	sim, err := rayd.NewScene(context.Background(), meshes, rayd.WithDevices(0, 1),
-		rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 2})))
+		rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 2})), rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sim.Close() })
 	start, end, active := crossingsInputs(t, r, meshes, 3000)
 	checkCrossings(t, want, map[string]*rayd.Scene{"replicated": sim}, start, end, active)
+	rec := sim.LastDispatch()
+	require.NotNil(t, rec)
+	require.Equal(t, "crossings:64", rec.Operation)
+	require.Len(t, rec.Shards, 2, "the rows were split")
 	v := append([]float32(nil), meshes[0].Vertices...)
 	for i := 2; i < len(v); i += 3 {
 		v[i] = 0.1
