@@ -21,11 +21,15 @@ type layoutResult struct {
 	// Launch is the launch configuration timed and checked.
 	Launch  string        `json:"launch"`
 	Queries []queryResult `json:"queries"`
-	// RatioChords and RatioGeometry are the crossings median over the
-	// visibility median on the same chords and on the geometry segments.
-	RatioChords   float64 `json:"crossings_over_visible_chords"`
-	RatioGeometry float64 `json:"crossings_over_visible_geometry_segments"`
-	// MeanCount and OverflowShare describe the crossings record (every row).
+	// RatioChords and RatioGeometry are the crossings median on the chords
+	// over the visibility median on the same chords and on the geometry
+	// segments; RatioSameGeometry is crossings over visibility, both on the
+	// geometry segments.
+	RatioChords       float64 `json:"crossings_over_visible_chords"`
+	RatioGeometry     float64 `json:"crossings_chords_over_visible_geometry_segments"`
+	RatioSameGeometry float64 `json:"crossings_over_visible_geometry_segments"`
+	// MeanCount and OverflowShare describe the crossings record on the
+	// chords (every row).
 	MeanCount     float64 `json:"mean_count"`
 	OverflowShare float64 `json:"overflow_share"`
 }
@@ -80,7 +84,9 @@ func alloc[T launch.Elem](f *fixture, n int) *launch.Buffer[T] {
 	return b
 }
 
-func newFixture(d *launch.Device, cfg workload.Config) (f *fixture, err error) {
+// newFixture builds the scene's tables and uploads them, the segments and
+// the outputs (a crossings record of k slots per row).
+func newFixture(d *launch.Device, cfg workload.Config, k int) (f *fixture, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f.close()
@@ -108,6 +114,8 @@ func newFixture(d *launch.Device, cfg workload.Config) (f *fixture, err error) {
 	f.chords = accel.Segments{Start: upload(f, f.cs), End: upload(f, f.ce), N: f.n, Counter: f.counter}
 	f.geometry = accel.Segments{Start: upload(f, f.gs), End: upload(f, f.ge), N: f.n, Counter: f.counter}
 	f.visChords, f.visGeom = alloc[uint8](f, f.n), alloc[uint8](f, f.n)
+	f.cross = accel.Crossings{T: alloc[float32](f, f.n*k), Prim: alloc[int32](f, f.n*k), Shape: alloc[int32](f, f.n*k),
+		Count: alloc[int32](f, f.n)}
 	return f, f.s.Synchronize()
 }
 
@@ -124,7 +132,7 @@ func (f *fixture) close() {
 	}
 }
 
-// bench builds the BVH of width w, times the three queries in interleaved
+// bench builds the BVH of width w, times the four queries in interleaved
 // rounds and checks each as timed.
 func (f *fixture) bench(w, k, rounds, warmup, sample int) (*layoutResult, error) {
 	b, err := accel.BuildGeometry(f.s, f.geo, accel.Options{Width: w}, false)
@@ -132,16 +140,15 @@ func (f *fixture) bench(w, k, rounds, warmup, sample int) (*layoutResult, error)
 		return nil, err
 	}
 	defer b.Close()
-	if f.cross.T == nil || f.cross.T.Len() < f.n*k {
-		f.cross = accel.Crossings{T: alloc[float32](f, f.n*k), Prim: alloc[int32](f, f.n*k), Shape: alloc[int32](f, f.n*k),
-			Count: alloc[int32](f, f.n)}
-	}
-	names := []string{fmt.Sprintf("crossings (k=%d)", k), "visible", "visible"}
-	segs := []string{"chords across the box", "chords across the box", "o -> o + d (benchmarks/geometry)"}
+	cname := fmt.Sprintf("crossings (k=%d)", k)
+	names := []string{cname, "visible", "visible", cname}
+	const chordsName, geomName = "chords across the box", "o -> o + d (benchmarks/geometry)"
+	segs := []string{chordsName, chordsName, geomName, geomName}
 	runs := []func() error{
 		func() error { return b.Crossings(f.s, f.chords, k, f.cross) },
 		func() error { return b.Visible(f.s, f.chords, f.visChords) },
 		func() error { return b.Visible(f.s, f.geometry, f.visGeom) },
+		func() error { return b.Crossings(f.s, f.geometry, k, f.cross) },
 	}
 	times, err := f.time(runs, rounds, warmup)
 	if err != nil {
@@ -158,9 +165,12 @@ func (f *fixture) bench(w, k, rounds, warmup, sample int) (*layoutResult, error)
 	for i, name := range names {
 		q := queryResult{Name: name, Segments: segs[i], Ms: benchhead.Summarize(times[i])}
 		q.NsPerRow = q.Ms.Median * 1e6 / float64(f.n)
-		if i == 0 {
-			err = f.checkCrossings(runs[i], k, rows, &q, lr)
-		} else {
+		switch i {
+		case 0:
+			err = f.checkCrossings(runs[i], k, f.cs, f.ce, rows, &q, lr)
+		case 3:
+			err = f.checkCrossings(runs[i], k, f.gs, f.ge, rows, &q, nil)
+		default:
 			out, s, e := f.visChords, f.cs, f.ce
 			if i == 2 {
 				out, s, e = f.visGeom, f.gs, f.ge
@@ -174,6 +184,7 @@ func (f *fixture) bench(w, k, rounds, warmup, sample int) (*layoutResult, error)
 	}
 	lr.RatioChords = lr.Queries[0].Ms.Median / lr.Queries[1].Ms.Median
 	lr.RatioGeometry = lr.Queries[0].Ms.Median / lr.Queries[2].Ms.Median
+	lr.RatioSameGeometry = lr.Queries[3].Ms.Median / lr.Queries[2].Ms.Median
 	return lr, nil
 }
 
@@ -219,8 +230,9 @@ func (f *fixture) time(runs []func() error, rounds, warmup int) ([][]float64, er
 
 // checkCrossings reruns the timed crossings launch on poisoned outputs,
 // requires every slot and count written, and compares the sampled rows with
-// ref.Crossings bit for bit (t, prim, shape, count, overflow).
-func (f *fixture) checkCrossings(run func() error, k int, rows []int, q *queryResult, lr *layoutResult) error {
+// ref.Crossings bit for bit (t, prim, shape, count, overflow). With lr set
+// it records the record's mean count and overflow share there.
+func (f *fixture) checkCrossings(run func() error, k int, start, end []float32, rows []int, q *queryResult, lr *layoutResult) error {
 	c := f.cross
 	for _, e := range []error{c.T.Memset32(f.s, poison), c.Prim.Memset32(f.s, poison), c.Shape.Memset32(f.s, poison),
 		c.Count.Memset32(f.s, poison)} {
@@ -256,8 +268,10 @@ func (f *fixture) checkCrossings(run func() error, k int, rows []int, q *queryRe
 			over++
 		}
 	}
-	lr.MeanCount, lr.OverflowShare = float64(total)/float64(n), float64(over)/float64(n)
-	s, e := pick(f.cs, rows), pick(f.ce, rows)
+	if lr != nil {
+		lr.MeanCount, lr.OverflowShare = float64(total)/float64(n), float64(over)/float64(n)
+	}
+	s, e := pick(start, rows), pick(end, rows)
 	want, err := f.oracle.Crossings(s, e, nil, k)
 	if err != nil {
 		return err
