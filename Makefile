@@ -22,7 +22,7 @@ LAUNCH_RUNS  ?= 5
 COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-rf \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-crossings bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -69,6 +69,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/launchbench ./benchmarks/launch
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/coldstart ./benchmarks/coldstart
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/crossings ./benchmarks/crossings
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/replicated ./benchmarks/replicated
@@ -82,7 +83,7 @@ gpu-bins:
 ## the benchmarks), in one archive to carry to a GPU machine that has no
 ## Go; gpu-evidence-run unpacks it into $(BIN) there.
 GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
-GPU_PACK_BINS := gpuaccept launchbench coldstart geometry rfbench edgebench replicated overhead rayd
+GPU_PACK_BINS := gpuaccept launchbench coldstart geometry crossings rfbench edgebench replicated overhead rayd
 gpu-pack: gpu-bins
 	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
 	@ls -l $(GPU_PACK)
@@ -109,15 +110,15 @@ gpu-census:
 
 ## gpu-evidence-run: on the GPU machine (after make gpu-bins or gpu-pack; Go
 ## is not needed there, nvcc is for bench-launch): gpu-accept-run,
-## gpu-accept-jit-run, gpu-replicated, bench-overhead, bench-geometry,
+## gpu-accept-jit-run, gpu-replicated, bench-overhead, bench-geometry, bench-crossings,
 ## bench-edges, bench-edges-kernels, bench-rf, bench-launch and bench-coldstart from the binaries
 ## in bin/, each logged to $(EVIDENCE_LOG)/<step>.log. Every step runs even
 ## when one fails; the target fails when any did. EVIDENCE_TAR=path packs the
 ## files written (and the logs) into one tar.gz, to unpack at the repository
 ## root.
-EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-edges bench-edges-kernels bench-rf bench-launch bench-coldstart
+EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-edges bench-edges-kernels bench-rf bench-launch bench-coldstart
 EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/gpu-accept-jit.json $(EVIDENCE_DIR)/replicated-1gpu.json \
-	$(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/coldstart-h200.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/edges-h200.json \
+	$(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/coldstart-h200.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/crossings-h200.json $(RESULTS_DIR)/edges-h200.json \
 	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/edges-h200-kernels.json $(RESULTS_DIR)/edges-h200-kernels.txt \
 	$(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/launch-h200-run*.json \
 	$(RESULTS_DIR)/edges-h200-compute-point-full.json $(RESULTS_DIR)/edges-h200-compute-point-full.txt \
@@ -181,6 +182,13 @@ bench-coldstart:
 ## layouts and OptiX) -> $(RESULTS_DIR)/geometry-h200.json.
 bench-geometry:
 	$(BIN)/geometry -out $(RESULTS_DIR)/geometry-h200.json
+
+## bench-crossings: the crossings query (k = 8) against visibility on the
+## compute scene in the same run (chords across the box, and the segments
+## bench-geometry times visibility on), both layouts, every timed launch
+## checked against the CPU reference -> $(RESULTS_DIR)/crossings-h200.json.
+bench-crossings:
+	$(BIN)/crossings -out $(RESULTS_DIR)/crossings-h200.json
 
 ## bench-edges: nearest-edge queries (4,194,304 points, segments, half rays;
 ## light and compute edges; build time) -> $(RESULTS_DIR)/edges-h200.json

@@ -1,7 +1,8 @@
 // Package rayd is GPU ray geometry for Go: ray–mesh intersection, specular
-// reflection chains, visibility and its variants, nearest-edge queries,
-// their gradients and RF-style grid accumulation over triangle meshes, on
-// one or many NVIDIA GPUs through the CUDA driver API, without cgo.
+// reflection chains, visibility and its variants, every hit along a segment
+// (Crossings), nearest-edge queries, their gradients and RF-style grid
+// accumulation over triangle meshes, on one or many NVIDIA GPUs through the
+// CUDA driver API, without cgo.
 //
 // A Scene is built from meshes (NewScene). Queries take host slices (the
 // convenience path: Intersect, TraceReflections, Visible, NearestEdge, …)

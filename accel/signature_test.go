@@ -151,6 +151,7 @@ func TestLaunchArgumentsMatchKernels(t *testing.T) {
 		ModuleEdge:       parseKernels(t, "edge.cu"),
 		ModuleEdgeVJP:    parseKernels(t, "edge_vjp.cu"),
 		ModuleVisibility: parseKernels(t, "visibility.cu"),
+		ModuleCrossings:  parseKernels(t, "crossings.cu"),
 	}}
 	for _, tc := range []struct{ n, width int }{{1, 2}, {2, 2}, {5000, 2}, {1, 4}, {5000, 4}} {
 		n := tc.n
@@ -213,6 +214,22 @@ func queries(t *testing.T, rec *recorder, width int) {
 			} {
 				if err != nil {
 					t.Fatal(err)
+				}
+			}
+			cross := Crossings{T: buf[float32](), Prim: buf[int32](), Shape: buf[int32](), Count: buf[int32]()}
+			for _, k := range []int{1, 8, 9, 16, 17, 32, 33, geom.MaxCrossingsK} {
+				if err := b.launchCrossings(rec, seg, k, cross); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, err := range []error{
+				b.crossings(rec, seg, 0, cross),
+				b.crossings(rec, seg, geom.MaxCrossingsK+1, cross),
+				b.crossings(rec, seg, 1, Crossings{T: cross.T}),
+				b.crossings(rec, seg, 1, cross), // the buffers hold no elements
+			} {
+				if err == nil {
+					t.Fatal("a bad crossings launch was accepted")
 				}
 			}
 		}

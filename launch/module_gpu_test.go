@@ -127,6 +127,7 @@ var trivialKernels = map[string]trivialKernel{
 	"rf_refl":    zeroLaunch("rf_refl", "rf_accum_reflections"),
 	"trace":      zeroLaunch("trace", "rayd_intersect"),
 	"visibility": zeroLaunch("visibility", "rayd_segment_blockers"),
+	"crossings":  zeroLaunch("crossings", "rayd_crossings8"),
 	"vjp":        zeroLaunch("vjp", "rayd_intersect_vjp"),
 }
 

@@ -1,7 +1,8 @@
 // Package ref is the CPU reference of rayd-go: a straightforward, exact
 // implementation of intersect (closest hit), trace_reflections (specular
-// chains), visible (segment occlusion) and closest points (the nearest face
-// to a point) over the scene-global tables of package geom. It is the
+// chains), visible (segment occlusion), crossings (every hit along a
+// segment, the k least kept) and closest points (the nearest face to a
+// point) over the scene-global tables of package geom. It is the
 // oracle that the GPU kernels are tested against and the slow fallback
 // device that runs when no GPU is present.
 //
@@ -27,7 +28,7 @@
 // Batches are split into blocks of 256 rows that run on up to
 // runtime.GOMAXPROCS goroutines. The *Context variants of the queries
 // (IntersectContext, TraceReflectionsContext, VisibleContext,
-// SegmentBlockersContext, ClosestPointsContext, WindingNumbersContext) and
+// SegmentBlockersContext, CrossingsContext, ClosestPointsContext, WindingNumbersContext) and
 // NewSceneContext check their context between blocks (between the splits of
 // large subtrees while building) and return an error wrapping ctx.Err() once it is done; the
 // plain methods run with context.Background(). Work sized by the caller is

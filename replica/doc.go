@@ -9,9 +9,10 @@
 // # Operations
 //
 // The per_ray tasks of package shard run on host inputs and return host
-// records: Intersect with any flags, TraceReflections and Visible over the
-// replica's BVH; the nearest-edge queries NearestEdge, NearestEdgeRay and
-// NearestEdges over its edge BVH (edge_steps.go); the visibility variants
+// records: Intersect with any flags, TraceReflections, Visible and
+// Crossings over the replica's BVH (crossings_steps.go); the nearest-edge
+// queries NearestEdge, NearestEdgeRay and NearestEdges over its edge BVH
+// (edge_steps.go); the visibility variants
 // (shard.SegmentTask: a chunk's rows are the segments [lo·PerRow,
 // hi·PerRow) of the expanded batch, whose closest blockers the BVH finds
 // and the task's FinishRows turns into the chunk's record;

@@ -187,6 +187,8 @@ func offloadAll(ctx context.Context, meshes []rayd.Mesh, rows int, build factory
 			n = c.Len()
 		case *edge.TopK:
 			n = c.Len()
+		case *geom.Crossings:
+			n = c.Rows()
 		default:
 			return fmt.Errorf("offload chunk of type %T", chunk)
 		}

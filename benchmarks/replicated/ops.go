@@ -99,6 +99,10 @@ func ops() []op {
 			v, err := s.VisibleChain(ctx, b.points[:9*m], 3, b.chainLen, nil, nil)
 			return v, nil, err
 		}},
+		{name: "crossings:8", run: func(ctx context.Context, s *rayd.Scene, b *batch) (any, []float64, error) {
+			c, err := s.Crossings(ctx, b.o, b.end, 8, b.active)
+			return c, nil, err
+		}},
 		{name: "nearest_edge", run: func(ctx context.Context, s *rayd.Scene, b *batch) (any, []float64, error) {
 			r, err := s.NearestEdge(ctx, b.points)
 			return r, nil, err

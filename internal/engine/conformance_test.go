@@ -92,6 +92,13 @@ func calls(tb *geom.Tables) map[string]func(ctx context.Context, e engine.Engine
 			_, err = e.VisibleChain(ctx, b)
 			return err
 		},
+		"Crossings": func(ctx context.Context, e engine.Engine) error {
+			c, err := e.Crossings(ctx, pts[:45], pts[3:], nil, 4)
+			if err == nil && (c.Rows() != 15 || c.K != 4 || len(c.T) != 60) {
+				return errors.New("crossings record of the wrong shape")
+			}
+			return err
+		},
 		"NearestEdge": func(ctx context.Context, e engine.Engine) error {
 			_, err := e.NearestEdge(ctx, ed, pts, nil)
 			return err

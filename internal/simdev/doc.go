@@ -2,8 +2,8 @@
 // multi-device layer: each simulated device is a shard.Replica that runs the
 // CPU reference (ref.Scene) on its own copy of the scene, so sharded results
 // must be bitwise those of a single ref.Scene. It answers every task of
-// package shard: intersect, trace_reflections and visible; the nearest-edge
-// queries (package edge over the replica's own edge table, vertices and
+// package shard: intersect, trace_reflections, visible and crossings; the
+// nearest-edge queries (package edge over the replica's own edge table, vertices and
 // mask) and the visibility variants (ref.Scene.SegmentBlockers, then the
 // task's FinishRows); the backward passes (ref.IntersectVJP and package
 // edge's VJPs, one vertex partial per launch); and the RF operations
