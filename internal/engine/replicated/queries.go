@@ -16,11 +16,17 @@ import (
 
 // Intersect shards intersect.
 func (e *Engine) Intersect(ctx context.Context, r engine.Rays, flags geom.Flags) (*geom.Hits, error) {
+	if err := e.checkLimits("intersect", r); err != nil {
+		return nil, err
+	}
 	return shard.RunRows(ctx, e.l, &shard.Intersect{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Flags: flags})
 }
 
 // TraceReflections shards trace_reflections.
 func (e *Engine) TraceReflections(ctx context.Context, r engine.Rays, b int) (*geom.Reflections, error) {
+	if err := e.checkLimits("trace_reflections", r); err != nil {
+		return nil, err
+	}
 	return shard.RunRows(ctx, e.l, &shard.TraceReflections{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Bounces: b})
 }
 
