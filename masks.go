@@ -11,6 +11,10 @@ import (
 // ray without one (every bit set): by default every ray hits every mesh.
 const DefaultMask = geom.DefaultMask
 
+// Mask returns a pointer to v, for Mesh.Mask: Mesh{…, Mask: rayd.Mask(0x01)}
+// (a nil Mesh.Mask is DefaultMask).
+func Mask(v uint8) *uint8 { return geom.Mask(v) }
+
 // checkTracedRays validates a ray batch of a ray-tracing query, its TMin and
 // Mask included: a *LengthError (ErrLength) for a slice of the wrong
 // length, an *ArgumentError (ErrInvalidArgument) naming "tmin[i]" for a
@@ -23,15 +27,16 @@ func checkTracedRays(r Rays) error {
 	return geom.CheckRayLimits(n, r.TMax, geom.RayLimits{TMin: r.TMin, Mask: r.Mask})
 }
 
-// checkUntracedRays refuses TMin and Mask on a query that does not trace
-// triangles (the nearest-edge ray queries): an *ArgumentError naming the
-// field, never a silently ignored input.
+// checkUntracedRays refuses TMin and Mask where they cannot apply (the
+// nearest-edge ray queries, which trace no triangle, and device rays, which
+// carry no limits): an *ArgumentError naming the field, never a silently
+// ignored input.
 func checkUntracedRays(op string, r Rays) error {
 	switch {
 	case len(r.TMin) > 0:
-		return &geom.ArgumentError{Field: "tmin", Reason: op + " does not trace triangles; TMin applies to Intersect and TraceReflections"}
+		return &geom.ArgumentError{Field: "tmin", Reason: op + " takes no TMin; it applies to the host Intersect and TraceReflections"}
 	case len(r.Mask) > 0:
-		return &geom.ArgumentError{Field: "mask", Reason: op + " does not trace triangles; Mask applies to Intersect and TraceReflections"}
+		return &geom.ArgumentError{Field: "mask", Reason: op + " takes no Mask; it applies to the host Intersect and TraceReflections"}
 	}
 	return nil
 }

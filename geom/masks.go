@@ -9,6 +9,9 @@ import (
 // ray without one: every bit set, so that every ray hits every mesh.
 const DefaultMask uint8 = 0xFF
 
+// Mask returns a pointer to v, for Mesh.Mask: Mesh{…, Mask: Mask(0x01)}.
+func Mask(v uint8) *uint8 { return &v }
+
 // MaskOf returns the visibility mask of mesh m: Mask[m], or DefaultMask
 // when the tables carry no mask table (tables assembled by hand).
 func (t *Tables) MaskOf(m int) uint8 {

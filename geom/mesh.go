@@ -47,7 +47,7 @@ func (e *MeshError) Is(target error) bool { return target == ErrInvalidMesh }
 //
 // Mask is the mesh's 8-bit visibility mask: a ray hits the mesh only when
 // its own mask (Rays.Mask, 0xFF by default) shares a bit with it. nil
-// means DefaultMask (0xFF, visible to every ray); new(uint8(0)) hides the
+// means DefaultMask (0xFF, visible to every ray); Mask(0) hides the
 // mesh from every traced query. It can be changed after the build
 // (Tables.SetMask).
 type Mesh struct {

@@ -1,0 +1,139 @@
+package rayd_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd"
+	"github.com/rayd-go/rayd/internal/simdev"
+)
+
+// stackedTriangles is two parallel triangles over the origin, at z = 1
+// (mesh 0) and z = 2 (mesh 1).
+func stackedTriangles(near, far *uint8) []rayd.Mesh {
+	tri := func(z float32, m *uint8) rayd.Mesh {
+		return rayd.Mesh{Vertices: []float32{-1, -1, z, 1, -1, z, 0, 1, z}, Faces: []int32{0, 1, 2}, Mask: m}
+	}
+	return []rayd.Mesh{tri(1, near), tri(2, far)}
+}
+
+// upRays are n rays from the origin along +z.
+func upRays(n int) rayd.Rays {
+	r := rayd.Rays{Origins: make([]float32, 3*n), Directions: make([]float32, 3*n)}
+	for i := range n {
+		r.Directions[3*i+2] = 1
+	}
+	return r
+}
+
+func TestMeshMasksAtBuildAndLater(t *testing.T) {
+	ctx := context.Background()
+	s := cpuScene(t, stackedTriangles(rayd.Mask(0x01), nil)...)
+	m0, err := s.MeshMask(0)
+	require.NoError(t, err)
+	m1, err := s.MeshMask(1)
+	require.NoError(t, err)
+	assert.Equal(t, []uint8{0x01, rayd.DefaultMask}, []uint8{m0, m1})
+
+	r := upRays(3)
+	r.Mask = []uint8{0xFF, 0x02, 0x01}
+	h, err := s.Intersect(ctx, r, rayd.FlagsAll)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 1}, h.T, "ray masks select the meshes they share a bit with")
+	assert.Equal(t, []int32{0, 1, 0}, h.ShapeID)
+
+	require.NoError(t, s.SetMeshMask(ctx, 0, 0))
+	h, err = s.Intersect(ctx, upRays(1), rayd.FlagsAll)
+	require.NoError(t, err)
+	assert.Equal(t, float32(2), h.T[0], "a mesh of mask 0 is hidden")
+	vis, err := s.Visible(ctx, []float32{0, 0, 0}, []float32{0, 0, 1.5}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true}, vis)
+	refl, err := s.TraceReflections(ctx, upRays(1), 1)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1}, refl.PrimIDs)
+
+	require.NoError(t, s.SetMeshMask(ctx, 0, rayd.DefaultMask))
+	h, err = s.Intersect(ctx, upRays(1), rayd.FlagsAll)
+	require.NoError(t, err)
+	assert.Equal(t, float32(1), h.T[0])
+
+	require.ErrorIs(t, s.SetMeshMask(ctx, 2, 1), rayd.ErrInvalidArgument)
+	_, err = s.MeshMask(-1)
+	require.ErrorIs(t, err, rayd.ErrInvalidArgument)
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, s.SetMeshMask(ctx, 0, 1), rayd.ErrClosed)
+}
+
+func TestRayTMinBoundsTheInterval(t *testing.T) {
+	ctx := context.Background()
+	s := cpuScene(t, stackedTriangles(nil, nil)...)
+	r := upRays(4)
+	r.TMin = []float32{0, 1, 1.5, 2.5}
+	h, err := s.Intersect(ctx, r, rayd.FlagsNone)
+	require.NoError(t, err)
+	inf := float32(math.Inf(1))
+	assert.Equal(t, []float32{1, 1, 2, inf}, h.T, "tmin is inclusive")
+	refl, err := s.TraceReflections(ctx, r, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{0, 0, 1, -1}, refl.PrimIDs)
+}
+
+func TestRayLimitsErrors(t *testing.T) {
+	ctx := context.Background()
+	s := cpuScene(t, stackedTriangles(nil, nil)...)
+	for name, c := range map[string]struct {
+		edit func(*rayd.Rays)
+		want error
+	}{
+		"tmin length":   {func(r *rayd.Rays) { r.TMin = []float32{0} }, rayd.ErrLength},
+		"mask length":   {func(r *rayd.Rays) { r.Mask = []uint8{1} }, rayd.ErrLength},
+		"tmin NaN":      {func(r *rayd.Rays) { r.TMin = []float32{0, float32(math.NaN())} }, rayd.ErrInvalidArgument},
+		"tmin negative": {func(r *rayd.Rays) { r.TMin = []float32{-1e-3, 0} }, rayd.ErrInvalidArgument},
+		"tmin > tmax": {func(r *rayd.Rays) {
+			r.TMin, r.TMax = []float32{0, 3}, []float32{1, 2}
+		}, rayd.ErrInvalidArgument},
+	} {
+		r := upRays(2)
+		c.edit(&r)
+		_, err := s.Intersect(ctx, r, rayd.FlagsAll)
+		assert.ErrorIs(t, err, c.want, "%s: intersect", name)
+		_, err = s.TraceReflections(ctx, r, 2)
+		assert.ErrorIs(t, err, c.want, "%s: trace_reflections", name)
+	}
+	r := upRays(2)
+	r.TMin = []float32{0, 0}
+	_, err := s.NearestEdgeRay(ctx, r)
+	require.ErrorIs(t, err, rayd.ErrInvalidArgument, "the nearest-edge ray query traces no triangle")
+}
+
+// A replicated scene cannot carry masks yet: it refuses them with
+// ErrUnsupported, and a refused SetMeshMask leaves the mask unchanged.
+func TestReplicatedSceneRefusesMasks(t *testing.T) {
+	ctx := context.Background()
+	sim := func(meshes []rayd.Mesh) (*rayd.Scene, error) {
+		return rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 2})))
+	}
+	_, err := sim(stackedTriangles(rayd.Mask(1), nil))
+	require.ErrorIs(t, err, rayd.ErrUnsupported)
+	s, err := sim(stackedTriangles(nil, nil))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.ErrorIs(t, s.SetMeshMask(ctx, 0, 1), rayd.ErrUnsupported)
+	m, err := s.MeshMask(0)
+	require.NoError(t, err)
+	assert.Equal(t, rayd.DefaultMask, m)
+	require.NoError(t, s.SetMeshMask(ctx, 0, rayd.DefaultMask), "the default mask is the replicas' state")
+	r := upRays(1)
+	r.Mask = []uint8{1}
+	_, err = s.Intersect(ctx, r, rayd.FlagsAll)
+	require.True(t, errors.Is(err, rayd.ErrUnsupported), "%v", err)
+	h, err := s.Intersect(ctx, upRays(1), rayd.FlagsAll)
+	require.NoError(t, err)
+	assert.Equal(t, float32(1), h.T[0])
+}
