@@ -43,20 +43,22 @@ func checkUntracedRays(op string, r Rays) error {
 
 // SetMeshMask sets the 8-bit visibility mask of mesh `mesh`: from then on
 // a ray hits the mesh only when its mask (Rays.Mask, DefaultMask when
-// absent) shares a bit with mask; 0 hides the mesh from every traced query
-// (Intersect, TraceReflections, Visible, the visibility variants and the RF
-// operations). It waits for running queries and blocks new ones while it
-// runs. Errors: ErrInvalidArgument for a mesh outside
-// [0, NumMeshes), ErrClosed, and an *UnsupportedError (ErrUnsupported)
-// from an engine that cannot honour masks (a replicated scene); on error
-// the mask is unchanged.
+// absent) shares a bit with mask; 0 hides the mesh from every traced query.
+// It waits for running queries and blocks new ones while it runs. Errors:
+// ErrInvalidArgument for a mesh outside [0, NumMeshes), ErrClosed, and the
+// engine's failure (on a replicated scene a failed broadcast leaves the
+// replicas refusing work, ErrPoisoned, until Rebuild); on error the mask is
+// unchanged.
 //
-// Engines that honour masks in some queries only refuse the others with
-// ErrUnsupported while any mask differs from DefaultMask: the CPU backend
-// honours them everywhere; a CUDA scene on rayd-go's BVH in Intersect,
-// TraceReflections and Visible (host and device paths); an OptiX scene in
-// none. Setting every mask back to DefaultMask restores the unmasked
-// kernels and their speed.
+// Which queries honour masks: the CPU backend honours them in every traced
+// query (Intersect, TraceReflections, Visible, the visibility variants and
+// the RF operations). A CUDA scene on rayd-go's BVH, and a replicated
+// scene, honour them in Intersect, TraceReflections and Visible (host and
+// device paths) and refuse the visibility variants and the RF operations
+// with ErrUnsupported while any mask differs from DefaultMask; an OptiX
+// scene refuses every traced query then. No query ignores a mask. Setting
+// every mask back to DefaultMask restores the unmasked kernels and their
+// speed.
 func (s *Scene) SetMeshMask(ctx context.Context, mesh int, mask uint8) error {
 	if err := ctx.Err(); err != nil {
 		return err

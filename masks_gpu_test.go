@@ -11,6 +11,7 @@ import (
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/internal/gputest"
 	"github.com/rayd-go/rayd/internal/testscene"
+	"github.com/rayd-go/rayd/shard"
 )
 
 // maskedGPURows is the row count of the masked GPU parity tests.
@@ -97,4 +98,42 @@ func TestGPUMaskedQueriesMatchTheCPU(t *testing.T) {
 	checkMaskedParity(t, "after reset", want, got, rays, end)
 	_, _, err = got.VisiblePair(ctx, rays.Origins[:30], end[:30], end[:30], nil, nil)
 	require.NoError(t, err, "default masks lift the refusal")
+}
+
+// TestGPUMaskedReplicatedIsBitwiseOneGPU: a replicated scene (two GPUs, or
+// one GPU named twice) answers masked and tmin-bounded intersect,
+// trace_reflections and visible bitwise like a one-GPU scene, chunked and
+// after a SetMeshMask broadcast; its device fast path honours the mesh
+// masks and avoids the compact route (no masked compact kernel), even when
+// compact is forced.
+func TestGPUMaskedReplicatedIsBitwiseOneGPU(t *testing.T) {
+	devs, same := gputest.ReplicaDevices(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(rand.Uint64(), 73))
+	meshes := parityScenes[3].meshes(r)
+	for m, v := range testscene.RandomMeshMasks(r, len(meshes)) {
+		meshes[m].Mask = rayd.Mask(v)
+	}
+	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = one.Close() })
+	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{
+		MinRaysPerDevice: 1024, ChunkRays: 20000, AllowSameDevice: same, Transfer: shard.TransferCompact}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = two.Close() })
+	rays, end := maskedBatch(t, r, meshes)
+	checkMaskedParity(t, "replicated", one, two, rays, end)
+	for _, s := range []*rayd.Scene{one, two} {
+		require.NoError(t, s.SetMeshMask(ctx, 0, 0x06))
+	}
+	checkMaskedParity(t, "replicated after SetMeshMask", one, two, rays, end)
+
+	plain := rayd.Rays{Origins: rays.Origins, Directions: rays.Directions}
+	_, _, got := intersectInto(t, two, plain)
+	require.Equal(t, shard.PathPeerDirect, two.LastDispatch().Path, "masked scenes take no compact route")
+	want, err := one.Intersect(ctx, plain, rayd.FlagsAll)
+	require.NoError(t, err)
+	require.True(t, testscene.SameHits(want, got), "replicated IntersectInto with mesh masks differs from 1 GPU")
+	_, err = two.UploadRays(ctx, rays)
+	require.ErrorIs(t, err, rayd.ErrInvalidArgument, "device rays carry no per-ray limits")
 }

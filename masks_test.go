@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rayd-go/rayd"
+	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/internal/simdev"
+	"github.com/rayd-go/rayd/internal/testscene"
 )
 
 // stackedTriangles is two parallel triangles over the origin, at z = 1
@@ -112,28 +115,53 @@ func TestRayLimitsErrors(t *testing.T) {
 	require.ErrorIs(t, err, rayd.ErrInvalidArgument, "the nearest-edge ray query traces no triangle")
 }
 
-// A replicated scene cannot carry masks yet: it refuses them with
-// ErrUnsupported, and a refused SetMeshMask leaves the mask unchanged.
-func TestReplicatedSceneRefusesMasks(t *testing.T) {
+// A replicated scene (simulated devices) honours masks and limits bitwise
+// like the CPU backend, through the row tasks and the SetMeshMask
+// broadcast, and refuses the visibility variants while a mask is set.
+func TestReplicatedSceneHonoursMasks(t *testing.T) {
 	ctx := context.Background()
-	sim := func(meshes []rayd.Mesh) (*rayd.Scene, error) {
-		return rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1), rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 2})))
+	r := rand.New(rand.NewPCG(81, 82))
+	meshes := parityScenes[3].meshes(r)
+	for m, v := range testscene.RandomMeshMasks(r, len(meshes)) {
+		meshes[m].Mask = rayd.Mask(v)
 	}
-	_, err := sim(stackedTriangles(rayd.Mask(1), nil))
-	require.ErrorIs(t, err, rayd.ErrUnsupported)
-	s, err := sim(stackedTriangles(nil, nil))
+	want := cpuScene(t, meshes...)
+	sim, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(0, 1),
+		rayd.WithReplicaSource(simdev.New(simdev.Config{Devices: 2})),
+		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1, ChunkRays: 700}))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	require.ErrorIs(t, s.SetMeshMask(ctx, 0, 1), rayd.ErrUnsupported)
-	m, err := s.MeshMask(0)
+	t.Cleanup(func() { _ = sim.Close() })
+	tb, err := geom.BuildTables(meshes)
 	require.NoError(t, err)
-	assert.Equal(t, rayd.DefaultMask, m)
-	require.NoError(t, s.SetMeshMask(ctx, 0, rayd.DefaultMask), "the default mask is the replicas' state")
-	r := upRays(1)
-	r.Mask = []uint8{1}
-	_, err = s.Intersect(ctx, r, rayd.FlagsAll)
+	o, d, tmax := testscene.RandomRays(r, tb, 3000)
+	tmin, mask := testscene.RandomLimits(r, 3000, tmax)
+	rays := rayd.Rays{Origins: o, Directions: d, TMax: tmax, TMin: tmin, Mask: mask}
+	check := func(what string) {
+		w, err := want.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		g, err := sim.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		require.True(t, testscene.SameHits(g, w), "%s: intersect row %d", what, testscene.FirstDiff(g, w))
+		wr, err := want.TraceReflections(ctx, rays, 2)
+		require.NoError(t, err)
+		gr, err := sim.TraceReflections(ctx, rays, 2)
+		require.NoError(t, err)
+		require.True(t, testscene.SameReflections(gr, wr), what)
+		wv, err := want.Visible(ctx, o, d, nil)
+		require.NoError(t, err)
+		gv, err := sim.Visible(ctx, o, d, nil)
+		require.NoError(t, err)
+		require.Equal(t, wv, gv, what)
+	}
+	check("built with masks")
+	for _, s := range []*rayd.Scene{want, sim} {
+		require.NoError(t, s.SetMeshMask(ctx, 0, 0x02))
+	}
+	check("after SetMeshMask")
+	m, err := sim.MeshMask(0)
+	require.NoError(t, err)
+	assert.Equal(t, uint8(0x02), m)
+	_, _, err = sim.VisiblePair(ctx, o[:30], d[:30], d[:30], nil, nil)
 	require.True(t, errors.Is(err, rayd.ErrUnsupported), "%v", err)
-	h, err := s.Intersect(ctx, upRays(1), rayd.FlagsAll)
-	require.NoError(t, err)
-	assert.Equal(t, float32(1), h.T[0])
+	require.ErrorIs(t, sim.SetMeshMask(ctx, len(meshes), 1), rayd.ErrInvalidArgument)
 }

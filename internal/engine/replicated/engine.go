@@ -112,9 +112,6 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, errors.Join(err, e.closeSource())
 	}
 	e.l = l
-	if cfg.Tables != nil && !cfg.Tables.MasksDefault() {
-		return nil, errors.Join(engine.Unsupported(e.Describe(), "mesh visibility masks", masksReason), l.Close(), e.closeSource())
-	}
 	if err := l.Build(ctx, src.Builder(l.Master(), cfg.Tables.Meshes())); err != nil {
 		return nil, errors.Join(err, l.Close(), e.closeSource())
 	}

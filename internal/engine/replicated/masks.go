@@ -4,31 +4,29 @@ import (
 	"context"
 
 	"github.com/rayd-go/rayd/internal/engine"
+	"github.com/rayd-go/rayd/shard"
 )
 
-// Masks on a replicated scene: the replicas do not yet carry per-ray limits
-// or mesh visibility masks through their row columns and mutations, so a
-// replicated engine refuses them with an *UnsupportedError (matching
-// engine.ErrUnsupported) instead of answering without them.
+// Masks on a replicated scene: every replica is built with the meshes'
+// masks and follows SetMeshMask by a broadcast (shard.SetMeshMask), and the
+// per-ray tmin and masks travel with the rows of the intersect and
+// trace_reflections tasks, so those queries and visible answer bitwise as
+// on one device. The visibility variants and the RF operations run
+// kernels without a masked form on CUDA replicas: while any mesh mask
+// differs from the default they are refused (an *UnsupportedError), never
+// answered without the masks.
 
-const masksReason = "per-ray tmin, ray masks and mesh visibility masks run on the CPU and single-device CUDA engines"
+// SetMeshMask broadcasts the mask change to every replica; a failed
+// broadcast poisons the layer (Rebuild recovers it, with the tables'
+// masks).
+func (e *Engine) SetMeshMask(ctx context.Context, mesh int, mask uint8) error {
+	return e.poisonNote(e.l.Broadcast(ctx, shard.SetMeshMask{Mesh: mesh, Mask: mask}))
+}
 
-// SetMeshMask accepts a change that leaves every mesh at the default mask
-// (the replicas' state) and refuses any other.
-func (e *Engine) SetMeshMask(ctx context.Context, _ int, _ uint8) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// checkMeshMasks refuses op while any mesh mask differs from the default.
+func (e *Engine) checkMeshMasks(op string) error {
 	if e.tables == nil || e.tables.MasksDefault() {
 		return nil
 	}
-	return engine.Unsupported(e.Describe(), "set_mesh_mask", masksReason)
-}
-
-// checkLimits refuses per-ray limits and non-default mesh masks.
-func (e *Engine) checkLimits(op string, r engine.Rays) error {
-	if len(r.TMin) == 0 && len(r.Mask) == 0 && (e.tables == nil || e.tables.MasksDefault()) {
-		return nil
-	}
-	return engine.Unsupported(e.Describe(), op, masksReason)
+	return engine.Unsupported(e.Describe(), op, "its kernels do not honour mesh visibility masks; reset them to 0xFF")
 }
