@@ -40,11 +40,9 @@ func (e *Engine) applyMasks(tr tracer) error {
 	return b.SetFaceMasks(e.build, e.tables.FaceMasks())
 }
 
-// withMasks builds the tracer and applies the tables' masks to it.
-func (e *Engine) withMasks(tr tracer, err error) (tracer, error) {
-	if err != nil {
-		return nil, err
-	}
+// withMasks applies the tables' masks to a freshly built tracer (closed
+// on failure).
+func (e *Engine) withMasks(tr tracer) (tracer, error) {
 	if err := e.applyMasks(tr); err != nil {
 		return nil, errors.Join(err, tr.Close())
 	}
