@@ -79,9 +79,14 @@ func closeAll(cs ...closer) error {
 }
 
 // UploadRays copies a host batch to new device buffers on the scene's device
-// (the master's on a replicated scene).
+// (the master's on a replicated scene). Device rays carry no per-ray
+// limits: a batch with TMin or Mask is refused (ErrInvalidArgument); the
+// device fast path honours the meshes' masks (SetMeshMask) only.
 func (s *Scene) UploadRays(ctx context.Context, r Rays) (*DeviceRays, error) {
 	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
+		return nil, err
+	}
+	if err := checkUntracedRays("UploadRays (device rays)", r); err != nil {
 		return nil, err
 	}
 	if err := s.rlock(ctx); err != nil {

@@ -155,9 +155,14 @@ func (s *Scene) NearestEdge(ctx context.Context, points []float32) (*NearestPoin
 // NearestEdgeRay finds the enabled edge nearest to every ray's query set
 // (spec §5.2): the segment o + t·d, t ∈ [0, TMax] for a finite TMax, the
 // half ray t ≥ 0 without TMax or for +Inf. Directions are not normalized;
-// inactive rows, non-finite rows and a NaN TMax give the miss record.
+// inactive rows, non-finite rows and a NaN TMax give the miss record. The
+// query traces no triangle: Rays.TMin and Rays.Mask are refused
+// (ErrInvalidArgument).
 func (s *Scene) NearestEdgeRay(ctx context.Context, r Rays) (*NearestRayEdge, error) {
 	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
+		return nil, err
+	}
+	if err := checkUntracedRays("NearestEdgeRay", r); err != nil {
 		return nil, err
 	}
 	ed, err := s.edgeEnter(ctx)
@@ -216,6 +221,9 @@ func (s *Scene) NearestEdgeVJP(ctx context.Context, points []float32, res *Neare
 func (s *Scene) NearestEdgeRayVJP(ctx context.Context, r Rays, res *NearestRayEdge, g EdgeRayCotangent) (dOrigins, dDirections, dVertices []float64, err error) {
 	if res == nil {
 		return nil, nil, nil, fmt.Errorf("%w: the backward pass needs the forward record", ErrInvalidArgument)
+	}
+	if err := checkUntracedRays("NearestEdgeRayVJP", r); err != nil {
+		return nil, nil, nil, err
 	}
 	t := &shard.NearestEdgeRayVJP{O: r.Origins, D: r.Directions, TMax: r.TMax, GlobalEdgeID: res.GlobalEdgeID, G: g,
 		Vertices: s.tables.NumVertices()}

@@ -42,18 +42,27 @@ type Reflections = geom.Reflections
 // Rays is a batch of rays on the host: Origins and Directions hold 3 float32
 // per row; TMax (one per row) and Active (one per row) are optional.
 // Directions are not normalised: t is measured in units of |d|.
+//
+// TMin and Mask are the optional per-ray limits of the ray-tracing queries
+// (Intersect, TraceReflections; see masks.go): TMin starts each row's
+// interval (empty: the query's epsilon, 1e-6 for Intersect and 1e-5 for
+// TraceReflections' first bounce) and must be finite, ≥ 0 and ≤ the row's
+// TMax; Mask is each row's 8-bit visibility mask (empty: 0xFF), and a hit
+// counts only when it shares a bit with the mask of the hit mesh.
 type Rays struct {
 	Origins    []float32
 	Directions []float32
 	TMax       []float32
 	Active     []bool
+	TMin       []float32
+	Mask       []uint8
 }
 
 // Len returns the row count (len(Origins)/3).
 func (r Rays) Len() int { return len(r.Origins) / 3 }
 
 func (r Rays) engine() engine.Rays {
-	return engine.Rays{Origins: r.Origins, Directions: r.Directions, TMax: r.TMax, Active: r.Active}
+	return engine.Rays{Origins: r.Origins, Directions: r.Directions, TMax: r.TMax, Active: r.Active, TMin: r.TMin, Mask: r.Mask}
 }
 
 // Scene is a set of meshes ready for ray queries on one backend. It is safe
@@ -223,14 +232,15 @@ func (s *Scene) rlock(ctx context.Context) error {
 	return nil
 }
 
-// Intersect returns the closest hit of every ray (tmin 1e-6; tmax per row or
-// unbounded). flags selects the fields: FlagsAll for the full record,
-// FlagsNone for t alone.
+// Intersect returns the closest hit of every ray (tmin per row or 1e-6; tmax
+// per row or unbounded; only meshes whose mask shares a bit with the row's
+// mask). flags selects the fields: FlagsAll for the full record, FlagsNone
+// for t alone.
 func (s *Scene) Intersect(ctx context.Context, r Rays, flags Flags) (*Hits, error) {
 	if flags&^FlagsAll != 0 {
 		return nil, fmt.Errorf("%w: flags %#x", ErrInvalidArgument, uint32(flags))
 	}
-	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
+	if err := checkTracedRays(r); err != nil {
 		return nil, err
 	}
 	if err := s.rlock(ctx); err != nil {
@@ -242,14 +252,15 @@ func (s *Scene) Intersect(ctx context.Context, r Rays, flags Flags) (*Hits, erro
 
 // TraceReflections follows each ray through up to maxBounces specular
 // reflections and records, per bounce, the hit t, the global prim id and
-// the image source; TMax bounds the first bounce only. maxBounces is in [1,
-// MaxBounces]; a record that cannot fit in memory is an *AllocationError
-// (ErrTooLarge), refused before anything is allocated.
+// the image source; TMax and TMin bound the first bounce only (later bounces
+// start at the contract's 1e-5), and Mask applies to every bounce.
+// maxBounces is in [1, MaxBounces]; a record that cannot fit in memory is an
+// *AllocationError (ErrTooLarge), refused before anything is allocated.
 func (s *Scene) TraceReflections(ctx context.Context, r Rays, maxBounces int) (*Reflections, error) {
 	if err := geom.CheckBounces(maxBounces); err != nil {
 		return nil, err
 	}
-	if _, err := geom.CheckRays(r.Origins, r.Directions, r.TMax, r.Active); err != nil {
+	if err := checkTracedRays(r); err != nil {
 		return nil, err
 	}
 	if err := geom.CheckReflections(r.Len(), maxBounces, true, geom.HostMemoryLimit()); err != nil {
@@ -263,7 +274,8 @@ func (s *Scene) TraceReflections(ctx context.Context, r Rays, maxBounces int) (*
 }
 
 // Visible reports, per row, whether the segment start→end is unobstructed
-// (segments shorter than 2e-5 are visible; endpoints are shrunk by 1e-5).
+// (segments shorter than 2e-5 are visible; endpoints are shrunk by 1e-5;
+// meshes whose mask is 0 never block).
 // A row with a non-finite coordinate is a miss of the segment query and so
 // visible (operations spec §0.2, §4.1); the variants (VisiblePair, …) treat
 // such a row as inactive instead.

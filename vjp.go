@@ -38,7 +38,8 @@ func (g *IntersectGrads) MeshVertices(m int) []float32 {
 // gradients g, it returns ∂L/∂vertices, ∂L/∂origins and ∂L/∂directions.
 // The winner is not re-traced: gradients are taken at the scene's current
 // vertices (as of the last UpdateVertices). Inactive rows and misses
-// contribute nothing; ∂L/∂tmax is zero.
+// contribute nothing; ∂L/∂tmax is zero. Rays.TMin and Rays.Mask are not
+// read: they chose the winners in the forward pass, which are given here.
 //
 // On a GPU scene the rows run on the device (double-precision rows,
 // float32 atomic vertex sums); a replicated scene shards the rows and adds

@@ -54,6 +54,7 @@ type BVH struct {
 	numVerts  int
 	refitData *arena // nil: not refittable
 	kept      buildViews
+	faceMask  *launch.Buffer[uint8] // nil: every mesh has the default mask (masks.go)
 }
 
 // buildViews are the device arrays of one build (views into arenas).
@@ -259,6 +260,8 @@ func (b *BVH) Close() error {
 		}
 	}
 	b.nodes, b.tris = nil, nil
+	errs = append(errs, b.faceMask.Close())
+	b.faceMask = nil
 	errs = append(errs, b.refitData.Close())
 	b.refitData = nil
 	if b.ownsGeo {

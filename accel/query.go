@@ -16,7 +16,12 @@ type Rays struct {
 	O, D   *launch.Buffer[float32] // 3N each (directions not normalized)
 	TMax   *launch.Buffer[float32] // N, or nil (intersect: FLT_MAX; reflections: 1e8)
 	Active *launch.Buffer[uint8]   // N, or nil (all active)
-	N      int
+	// TMin and Mask are the optional per-ray limits (masks.go): N each, or
+	// nil (the query's epsilon; mask 0xFF). Either selects the masked
+	// kernels.
+	TMin *launch.Buffer[float32]
+	Mask *launch.Buffer[uint8]
+	N    int
 	// Counter, when set (one element), makes the launch persistent: a grid
 	// sized to the device whose warps take 32-row batches from *Counter. The
 	// launcher zeroes it on the stream first, so one Counter must not be
@@ -78,7 +83,8 @@ func (r *Rays) check() error {
 		return fmt.Errorf("accel: Rays.O and Rays.D are required")
 	}
 	for _, e := range []error{needLen("Rays.O", r.O, 3*r.N), needLen("Rays.D", r.D, 3*r.N),
-		needLen("Rays.TMax", r.TMax, r.N), needLen("Rays.Active", r.Active, r.N), needLen("Rays.Counter", r.Counter, 1)} {
+		needLen("Rays.TMax", r.TMax, r.N), needLen("Rays.Active", r.Active, r.N), needLen("Rays.Counter", r.Counter, 1),
+		needLen("Rays.TMin", r.TMin, r.N), needLen("Rays.Mask", r.Mask, r.N)} {
 		if e != nil {
 			return e
 		}
@@ -135,6 +141,9 @@ func (b *BVH) launchIntersect(run runner, r Rays, flags geom.Flags, out Hits, br
 	outs := []any{out.T, nullable(out.P), nullable(out.N), nullable(out.GeoN), nullable(out.UV), nullable(out.Bary),
 		nullable(out.ShapeID), nullable(out.PrimID), nullable(out.LocalPrimID), nullable(out.GlobalPrimID)}
 	if brute {
+		if b.maskedFor(r) {
+			return errBruteMasked
+		}
 		args := append([]any{b.tris, int32(b.numTris), r.O, r.D, nullable(r.TMax), nullable(r.Active), int32(n), uint32(flags)}, outs...)
 		k.run("rayd_intersect_brute", launch.Blocks(n, TraceThreads), launch.Threads(TraceThreads), args...)
 		return k.err
@@ -145,6 +154,11 @@ func (b *BVH) launchIntersect(run runner, r Rays, flags geom.Flags, out Hits, br
 	}
 	args := append([]any{b.nodes, b.tris, int32(b.numTris), r.O, r.D, nullable(r.TMax), nullable(r.Active), int32(n), uint32(flags)}, outs...)
 	args = append(args, counter)
+	if b.maskedFor(r) {
+		args = append(args, b.maskArgs(r)...)
+		k.run(b.entry("rayd_intersect_masked"), g, launch.Threads(TraceThreads), args...)
+		return k.err
+	}
 	k.run(b.entry("rayd_intersect"), g, launch.Threads(TraceThreads), args...)
 	return k.err
 }
@@ -184,9 +198,13 @@ func (b *BVH) launchReflections(run runner, r Rays, maxBounces int, out Reflecti
 		return err
 	}
 	k := &kernelLauncher{r: run, module: ModuleTrace}
-	k.run(b.entry("rayd_trace_reflections"), g, launch.Threads(TraceThreads), b.nodes, b.tris, int32(b.numTris), r.O, r.D,
-		nullable(r.TMax), nullable(r.Active), int32(r.N), int32(maxBounces), out.Valid, out.T, out.Prim,
-		nullable(out.Images), counter)
+	args := []any{b.nodes, b.tris, int32(b.numTris), r.O, r.D, nullable(r.TMax), nullable(r.Active), int32(r.N),
+		int32(maxBounces), out.Valid, out.T, out.Prim, nullable(out.Images), counter}
+	if b.maskedFor(r) {
+		k.run(b.entry("rayd_trace_reflections_masked"), g, launch.Threads(TraceThreads), append(args, b.maskArgs(r)...)...)
+		return k.err
+	}
+	k.run(b.entry("rayd_trace_reflections"), g, launch.Threads(TraceThreads), args...)
 	return k.err
 }
 
@@ -222,8 +240,12 @@ func (b *BVH) launchVisible(run runner, seg Segments, out *launch.Buffer[uint8])
 		return err
 	}
 	k := &kernelLauncher{r: run, module: ModuleTrace}
-	k.run(b.entry("rayd_visible"), g, launch.Threads(TraceThreads), b.nodes, b.tris, int32(b.numTris), seg.Start, seg.End,
-		nullable(seg.Active), int32(seg.N), out, counter)
+	args := []any{b.nodes, b.tris, int32(b.numTris), seg.Start, seg.End, nullable(seg.Active), int32(seg.N), out, counter}
+	if b.faceMask != nil {
+		k.run(b.entry("rayd_visible_masked"), g, launch.Threads(TraceThreads), append(args, b.faceMask)...)
+		return k.err
+	}
+	k.run(b.entry("rayd_visible"), g, launch.Threads(TraceThreads), args...)
 	return k.err
 }
 

@@ -232,6 +232,38 @@ func queries(t *testing.T, rec *recorder, width int) {
 					t.Fatal("a bad crossings launch was accepted")
 				}
 			}
+			masked(t, rec, b, r, hits, refl, seg)
 		}
 	}
+}
+
+// masked drives the masked variants: per-ray limits (each alone, both), a
+// face mask table alone and with limits.
+func masked(t *testing.T, rec *recorder, b *BVH, r Rays, hits Hits, refl Reflections, seg Segments) {
+	t.Helper()
+	limits := []Rays{r, r, r}
+	limits[0].TMin = buf[float32]()
+	limits[1].Mask = buf[uint8]()
+	limits[2].TMin, limits[2].Mask = buf[float32](), buf[uint8]()
+	for _, faces := range []*launch.Buffer[uint8]{nil, buf[uint8]()} {
+		b.faceMask = faces
+		for _, lr := range append(limits, r) {
+			if !b.maskedFor(lr) {
+				continue
+			}
+			for _, err := range []error{b.launchIntersect(rec, lr, geom.FlagsAll, hits, false),
+				b.launchReflections(rec, lr, 2, refl)} {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := b.launchIntersect(rec, lr, geom.FlagsAll, hits, true); err != errBruteMasked {
+				t.Fatalf("the brute-force intersect must refuse masks, got %v", err)
+			}
+		}
+		if err := b.launchVisible(rec, seg, buf[uint8]()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.faceMask = nil
 }

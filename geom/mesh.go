@@ -44,11 +44,18 @@ func (e *MeshError) Is(target error) bool { return target == ErrInvalidMesh }
 // Dynamic meshes may have their vertices replaced after the scene is built
 // (Tables.UpdateVertices); EdgesDisabled removes the mesh from edge queries.
 // Degenerate (zero-area) triangles are valid; they are never hit.
+//
+// Mask is the mesh's 8-bit visibility mask: a ray hits the mesh only when
+// its own mask (Rays.Mask, 0xFF by default) shares a bit with it. nil
+// means DefaultMask (0xFF, visible to every ray); Mask(0) hides the
+// mesh from every traced query. It can be changed after the build
+// (Tables.SetMask).
 type Mesh struct {
 	Vertices      []float32
 	Faces         []int32
 	Dynamic       bool
 	EdgesDisabled bool
+	Mask          *uint8
 }
 
 // NumVertices is len(Vertices)/3.

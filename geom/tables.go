@@ -27,7 +27,8 @@ var (
 // the meshes before m. FaceShape[f] is the mesh of global face f and
 // FaceLocal[f] its index within that mesh, so that
 // f == FaceOffset[FaceShape[f]] + FaceLocal[f]. Dynamic and EdgesDisabled
-// copy the per-mesh switches.
+// copy the per-mesh switches; Mask holds each mesh's visibility mask (its
+// Mesh.Mask, DefaultMask when unset), indexed by shape id.
 //
 // Tables owns its slices (BuildTables copies the meshes). Only
 // UpdateVertices mutates it; callers serialize it against readers.
@@ -40,6 +41,7 @@ type Tables struct {
 	FaceLocal     []int32
 	Dynamic       []bool
 	EdgesDisabled []bool
+	Mask          []uint8
 }
 
 // BuildTables validates every mesh and concatenates them. A rejected mesh is
@@ -72,6 +74,7 @@ func BuildTables(meshes []Mesh) (*Tables, error) {
 		FaceLocal:     make([]int32, 0, nf),
 		Dynamic:       make([]bool, m),
 		EdgesDisabled: make([]bool, m),
+		Mask:          make([]uint8, m),
 	}
 	for i := range meshes {
 		mesh := &meshes[i]
@@ -80,6 +83,10 @@ func BuildTables(meshes []Mesh) (*Tables, error) {
 		t.FaceOffset[i] = int32(len(t.FaceShape))
 		t.Dynamic[i] = mesh.Dynamic
 		t.EdgesDisabled[i] = mesh.EdgesDisabled
+		t.Mask[i] = DefaultMask
+		if mesh.Mask != nil {
+			t.Mask[i] = *mesh.Mask
+		}
 		t.Vertices = append(t.Vertices, mesh.Vertices...)
 		for _, f := range mesh.Faces {
 			t.Faces = append(t.Faces, f+vo)
@@ -168,6 +175,9 @@ func (t *Tables) Meshes() []Mesh {
 		}
 		out[m] = Mesh{Vertices: append([]float32(nil), t.Vertices[3*vo:3*(vo+nv)]...), Faces: faces,
 			Dynamic: t.Dynamic[m], EdgesDisabled: t.EdgesDisabled[m]}
+		if mask := t.MaskOf(m); mask != DefaultMask {
+			out[m].Mask = &mask
+		}
 	}
 	return out
 }

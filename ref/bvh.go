@@ -283,7 +283,7 @@ type stackEntry struct {
 
 // closestBVH finds the closest hit: nearer child first, the other pushed with
 // its entry parameter and skipped on pop if it starts beyond the best hit.
-func (s *Scene) closestBVH(o, d [3]float32, tmin float32, best *Hit, skip []int32) {
+func (s *Scene) closestBVH(o, d [3]float32, tmin float32, mask uint8, best *Hit, skip []int32) {
 	r := newRay64(o, d)
 	nodes, lo := s.bvh.nodes, widenLow(tmin)
 	var buf [geom.BVHStackDepth]stackEntry
@@ -302,7 +302,7 @@ func (s *Scene) closestBVH(o, d [3]float32, tmin float32, best *Hit, skip []int3
 			n := &nodes[ni]
 			if n.right < 0 {
 				for _, p := range s.bvh.prims[n.start : n.start+n.count] {
-					s.consider(o, d, tmin, p, best, skip)
+					s.consider(o, d, tmin, p, mask, best, skip)
 				}
 				break
 			}
@@ -330,7 +330,7 @@ func (s *Scene) closestBVH(o, d [3]float32, tmin float32, best *Hit, skip []int3
 }
 
 // anyHitBVH returns at the first accepted hit, left child first.
-func (s *Scene) anyHitBVH(o, d [3]float32, tmin, tmax float32) bool {
+func (s *Scene) anyHitBVH(o, d [3]float32, tmin, tmax float32, mask uint8) bool {
 	r := newRay64(o, d)
 	nodes, lo, hi := s.bvh.nodes, widenLow(tmin), widenHigh(tmax)
 	var buf [geom.BVHStackDepth]int32
@@ -347,6 +347,9 @@ func (s *Scene) anyHitBVH(o, d [3]float32, tmin, tmax float32) bool {
 			continue
 		}
 		for _, p := range s.bvh.prims[n.start : n.start+n.count] {
+			if !s.visibleTo(p, mask) {
+				continue
+			}
 			tr := &s.tris[p]
 			if _, _, _, ok := geom.Watertight(o, d, tr[0], tr[1], tr[2], tmin, tmax); ok {
 				return true

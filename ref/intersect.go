@@ -32,8 +32,19 @@ func (s *Scene) Intersect(o, d, tmax []float32, active []bool, flags geom.Flags)
 // returns no record and an error wrapping ctx.Err() (errors.Is
 // context.Canceled or context.DeadlineExceeded) within one block's time.
 func (s *Scene) IntersectContext(ctx context.Context, o, d, tmax []float32, active []bool, flags geom.Flags) (*geom.Hits, error) {
+	return s.IntersectLimitsContext(ctx, o, d, tmax, active, geom.RayLimits{}, flags)
+}
+
+// IntersectLimitsContext is IntersectContext with per-ray limits: row i
+// accepts t ∈ [lim.TMinAt(i, geom.TMin), tmax] and only faces whose mesh
+// mask shares a bit with lim.MaskAt(i). Empty limits give IntersectContext's
+// answer bitwise. Errors add those of geom.CheckRayLimits.
+func (s *Scene) IntersectLimitsContext(ctx context.Context, o, d, tmax []float32, active []bool, lim geom.RayLimits, flags geom.Flags) (*geom.Hits, error) {
 	n, err := geom.CheckRays(o, d, tmax, active)
 	if err != nil {
+		return nil, err
+	}
+	if err := geom.CheckRayLimits(n, tmax, lim); err != nil {
 		return nil, err
 	}
 	if !flags.Valid() {
@@ -50,7 +61,7 @@ func (s *Scene) IntersectContext(ctx context.Context, o, d, tmax []float32, acti
 	defer s.mu.RUnlock()
 	if err := parallelRows(ctx, "intersect", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s.intersectRow(h, i, o, d, tmax, active)
+			s.intersectRow(h, i, o, d, tmax, active, lim)
 		}
 	}); err != nil {
 		return nil, err
@@ -60,7 +71,7 @@ func (s *Scene) IntersectContext(ctx context.Context, o, d, tmax []float32, acti
 
 // intersectRow traces row i and writes its hit, or the miss record, into
 // h (h starts zeroed).
-func (s *Scene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active []bool) {
+func (s *Scene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active []bool, lim geom.RayLimits) {
 	if len(active) > 0 && !active[i] {
 		h.SetMiss(i)
 		return
@@ -74,7 +85,7 @@ func (s *Scene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active [
 	if len(tmax) > 0 {
 		tm = tmax[i]
 	}
-	hit, ok := s.closest(oi, di, geom.TMin, tm)
+	hit, ok := s.closest(oi, di, lim.TMinAt(i, geom.TMin), tm, lim.MaskAt(i))
 	if !ok {
 		h.SetMiss(i)
 		return

@@ -34,11 +34,24 @@ func (s *Scene) TraceReflections(o, d, tmax []float32, active []bool, maxBounces
 // before the record is allocated and between blocks of rows, and once ctx
 // is done it returns no record and an error wrapping ctx.Err().
 func (s *Scene) TraceReflectionsContext(ctx context.Context, o, d, tmax []float32, active []bool, maxBounces int) (*geom.Reflections, error) {
+	return s.TraceReflectionsLimitsContext(ctx, o, d, tmax, active, geom.RayLimits{}, maxBounces)
+}
+
+// TraceReflectionsLimitsContext is TraceReflectionsContext with per-ray
+// limits: the first bounce of row i accepts t ∈ [lim.TMinAt(i,
+// geom.MultipathTMin), tmax]; later bounces keep geom.MultipathTMin. Every
+// bounce counts only faces whose mesh mask shares a bit with lim.MaskAt(i).
+// Empty limits give TraceReflectionsContext's answer bitwise. Errors add
+// those of geom.CheckRayLimits.
+func (s *Scene) TraceReflectionsLimitsContext(ctx context.Context, o, d, tmax []float32, active []bool, lim geom.RayLimits, maxBounces int) (*geom.Reflections, error) {
 	if err := geom.CheckBounces(maxBounces); err != nil {
 		return nil, err
 	}
 	n, err := geom.CheckRays(o, d, tmax, active)
 	if err != nil {
+		return nil, err
+	}
+	if err := geom.CheckRayLimits(n, tmax, lim); err != nil {
 		return nil, err
 	}
 	if err := geom.CheckReflections(n, maxBounces, true, geom.HostMemoryLimit()); err != nil {
@@ -55,7 +68,7 @@ func (s *Scene) TraceReflectionsContext(ctx context.Context, o, d, tmax []float3
 	defer s.mu.RUnlock()
 	if err := parallelRows(ctx, "trace_reflections", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s.reflectRow(r, i, o, d, tmax, active)
+			s.reflectRow(r, i, o, d, tmax, active, lim)
 		}
 	}); err != nil {
 		return nil, err
@@ -65,7 +78,7 @@ func (s *Scene) TraceReflectionsContext(ctx context.Context, o, d, tmax []float3
 
 // reflectRow traces the chain of row i into r: every slot of the row is
 // emptied first (r starts zeroed), then the hits are written.
-func (s *Scene) reflectRow(r *geom.Reflections, i int, o, d, tmax []float32, active []bool) {
+func (s *Scene) reflectRow(r *geom.Reflections, i int, o, d, tmax []float32, active []bool, lim geom.RayLimits) {
 	r.SetMiss(i)
 	if len(active) > 0 && !active[i] {
 		return
@@ -74,13 +87,16 @@ func (s *Scene) reflectRow(r *geom.Reflections, i int, o, d, tmax []float32, act
 	if !geom.IsFinite3(orig) || !geom.IsFinite3(dir) {
 		return
 	}
-	img := orig
+	img, mask := orig, lim.MaskAt(i)
 	for b := range r.Bounces {
-		tm := geom.ReflectionMiss
-		if b == 0 && len(tmax) > 0 && finite32(tmax[i]) {
-			tm = tmax[i]
+		tm, tmin := geom.ReflectionMiss, geom.MultipathTMin
+		if b == 0 {
+			tmin = lim.TMinAt(i, geom.MultipathTMin)
+			if len(tmax) > 0 && finite32(tmax[i]) {
+				tm = tmax[i]
+			}
 		}
-		hit, ok := s.closest(orig, dir, geom.MultipathTMin, tm)
+		hit, ok := s.closest(orig, dir, tmin, tm, mask)
 		if !ok {
 			return
 		}

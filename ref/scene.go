@@ -54,7 +54,8 @@ type Scene struct {
 	mu     sync.RWMutex
 	tables *geom.Tables
 	tris   []triangle
-	bvh    *bvh // nil for a brute-force scene
+	masks  []uint8 // per global face: the visibility mask of its mesh
+	bvh    *bvh    // nil for a brute-force scene
 }
 
 // NewScene builds a reference scene over t (which must hold at least one
@@ -81,6 +82,7 @@ func NewSceneContext(ctx context.Context, t *geom.Tables, opts ...Option) (*Scen
 	}
 	s := &Scene{tables: t}
 	s.loadTriangles()
+	s.masks = t.FaceMasks()
 	if !o.bruteForce {
 		b, err := buildBVH(ctx, s.tris)
 		if err != nil {
@@ -115,6 +117,14 @@ func (s *Scene) Refit() {
 	}
 }
 
+// ReloadMasks reloads the meshes' visibility masks from the tables (after
+// geom.Tables.SetMask). It waits for running queries.
+func (s *Scene) ReloadMasks() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.masks = s.tables.FaceMasks()
+}
+
 // Tables returns the tables the scene was built on.
 func (s *Scene) Tables() *geom.Tables { return s.tables }
 
@@ -126,42 +136,54 @@ func (s *Scene) IsBruteForce() bool { return s.bvh == nil }
 
 // Closest returns the closest hit of the ray o + t·d with t ∈ [tmin, tmax]
 // (inclusive): the smallest t, ties broken by the lowest global prim id.
+// Faces of meshes whose visibility mask is 0 are never hit.
 func (s *Scene) Closest(o, d [3]float32, tmin, tmax float32) (Hit, bool) {
+	return s.ClosestMasked(o, d, tmin, tmax, geom.DefaultMask)
+}
+
+// ClosestMasked is Closest for a ray of visibility mask mask: a face counts
+// only when the mask of its mesh shares a bit with mask.
+func (s *Scene) ClosestMasked(o, d [3]float32, tmin, tmax float32, mask uint8) (Hit, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.closest(o, d, tmin, tmax)
+	return s.closestSkipping(o, d, tmin, tmax, mask, nil)
 }
 
 // AnyHit reports whether the ray o + t·d hits any triangle with
-// t ∈ [tmin, tmax] (inclusive).
+// t ∈ [tmin, tmax] (inclusive). Faces of meshes whose visibility mask is 0
+// are never hit.
 func (s *Scene) AnyHit(o, d [3]float32, tmin, tmax float32) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.anyHit(o, d, tmin, tmax)
+	return s.anyHit(o, d, tmin, tmax, geom.DefaultMask)
 }
 
-func (s *Scene) closest(o, d [3]float32, tmin, tmax float32) (Hit, bool) {
-	return s.closestSkipping(o, d, tmin, tmax, nil)
+func (s *Scene) closest(o, d [3]float32, tmin, tmax float32, mask uint8) (Hit, bool) {
+	return s.closestSkipping(o, d, tmin, tmax, mask, nil)
 }
 
 // closestSkipping is closest with the faces listed in skip ignored.
-func (s *Scene) closestSkipping(o, d [3]float32, tmin, tmax float32, skip []int32) (Hit, bool) {
+func (s *Scene) closestSkipping(o, d [3]float32, tmin, tmax float32, mask uint8, skip []int32) (Hit, bool) {
 	best := Hit{T: tmax, Prim: geom.InvalidID}
 	if s.bvh == nil {
 		for p := range s.tris {
-			s.consider(o, d, tmin, int32(p), &best, skip)
+			s.consider(o, d, tmin, int32(p), mask, &best, skip)
 		}
 	} else {
-		s.closestBVH(o, d, tmin, &best, skip)
+		s.closestBVH(o, d, tmin, mask, &best, skip)
 	}
 	return best, best.Prim >= 0
 }
 
+// visibleTo reports whether face p counts for a ray of mask mask.
+func (s *Scene) visibleTo(p int32, mask uint8) bool { return s.masks[p]&mask != 0 }
+
 // consider tests face p and keeps it if it beats best: a smaller t, or the
 // same t and a lower prim id. Before the first hit any t ≤ tmax is accepted.
-// Faces in skip are never hits.
-func (s *Scene) consider(o, d [3]float32, tmin float32, p int32, best *Hit, skip []int32) {
-	if slices.Contains(skip, p) {
+// Faces in skip and faces whose mesh mask shares no bit with mask are never
+// hits.
+func (s *Scene) consider(o, d [3]float32, tmin float32, p int32, mask uint8, best *Hit, skip []int32) {
+	if !s.visibleTo(p, mask) || slices.Contains(skip, p) {
 		return
 	}
 	tr := &s.tris[p]
@@ -174,9 +196,12 @@ func (s *Scene) consider(o, d [3]float32, tmin float32, p int32, best *Hit, skip
 	}
 }
 
-func (s *Scene) anyHit(o, d [3]float32, tmin, tmax float32) bool {
+func (s *Scene) anyHit(o, d [3]float32, tmin, tmax float32, mask uint8) bool {
 	if s.bvh == nil {
 		for p := range s.tris {
+			if !s.visibleTo(int32(p), mask) {
+				continue
+			}
 			tr := &s.tris[p]
 			if _, _, _, ok := geom.Watertight(o, d, tr[0], tr[1], tr[2], tmin, tmax); ok {
 				return true
@@ -184,7 +209,7 @@ func (s *Scene) anyHit(o, d [3]float32, tmin, tmax float32) bool {
 		}
 		return false
 	}
-	return s.anyHitBVH(o, d, tmin, tmax)
+	return s.anyHitBVH(o, d, tmin, tmax, mask)
 }
 
 // Small float32 vector helpers; every product is rounded before the sums so

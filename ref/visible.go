@@ -59,7 +59,7 @@ func (s *Scene) VisibleContext(ctx context.Context, start, end []float32, active
 
 func (s *Scene) segmentVisible(a, b [3]float32) bool {
 	origin, dir, tmax, ok := segmentRay(a, b)
-	return !ok || !s.anyHit(origin, dir, geom.MultipathTMin, tmax)
+	return !ok || !s.anyHit(origin, dir, geom.MultipathTMin, tmax, geom.DefaultMask)
 }
 
 // segmentRay applies the segment rule: ok is false for a non-finite or
@@ -124,7 +124,7 @@ func (s *Scene) SegmentBlockersContext(ctx context.Context, start, end []float32
 			if len(ignore) > 0 {
 				skip = ignore[i*k : i*k+k]
 			}
-			if h, hit := s.closestSkipping(origin, dir, geom.MultipathTMin, tmax, skip); hit {
+			if h, hit := s.closestSkipping(origin, dir, geom.MultipathTMin, tmax, geom.DefaultMask, skip); hit {
 				out[i] = h.Prim
 			}
 		}

@@ -45,9 +45,11 @@ func compactable(flags geom.Flags) bool { return flags != geom.FlagsNone }
 // is asked for, or chosen (want auto) for a remote on another device, whose
 // link then carries 16 bytes a row instead of the whole record; the master
 // expands the records with its own BVH, built from the same tables by the
-// same deterministic build, so a slot names the same triangle there.
+// same deterministic build, so a slot names the same triangle there. The
+// compact kernels have no masked form: with a mesh mask set the records
+// travel whole.
 func (r *Replica) compactRoute(t *DeviceIntersect, want shard.Transfer) shard.Path {
-	if !compactable(t.Flags) || r.group.masterBVH() == nil {
+	if !compactable(t.Flags) || r.group.masterBVH() == nil || r.bvh.Masked() {
 		return shard.PathPeerDirect
 	}
 	switch {

@@ -9,18 +9,45 @@ import (
 
 // hostIn holds a host job's inputs, aligned with its input layout: one
 // slice per column (nil where the column is absent). Masks are bool slices,
-// uploaded as one byte per element. Input columns are row columns.
+// uploaded as one byte per element; a byte column (a ray's visibility
+// mask) is given in raw at its u8 index instead, uploaded as is. Input
+// columns are row columns.
 type hostIn struct {
 	f32 [][]float32
 	i32 [][]int32
 	u8  [][]bool
 	f64 [][]float64
+	raw [][]uint8
 }
 
 // check verifies that every present column of l holds rows [0, hi).
 func (h hostIn) check(l layout, hi int) error {
-	return errors.Join(checkRows(l.f32, h.f32, hi), checkRows(l.i32, h.i32, hi), checkRows(l.u8, h.u8, hi),
+	return errors.Join(checkRows(l.f32, h.f32, hi), checkRows(l.i32, h.i32, hi), h.checkBytes(l.u8, hi),
 		checkRows(l.f64, h.f64, hi))
+}
+
+// checkBytes is checkRows over the byte columns (bool or raw).
+func (h hostIn) checkBytes(l []spec, hi int) error {
+	for i, c := range l {
+		if raw := h.rawAt(i); raw != nil && c.per > 0 && !c.fixed {
+			if len(raw) < c.per*hi {
+				return fmt.Errorf("replica: rows [0,%d) exceed %s", hi, c.name)
+			}
+			continue
+		}
+		if err := checkRows(l[i:i+1], h.u8[min(i, len(h.u8)):min(i+1, len(h.u8))], hi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rawAt is the raw byte column at u8 index i, or nil.
+func (h hostIn) rawAt(i int) []uint8 {
+	if i < len(h.raw) {
+		return h.raw[i]
+	}
+	return nil
 }
 
 func checkRows[T any](l []spec, src [][]T, hi int) error {
@@ -54,10 +81,17 @@ func (h hostIn) upload(s *launch.Stream, l layout, cols columns, lo, hi int) err
 		return err
 	}
 	for i, c := range l.u8 {
-		if c.per > 0 {
-			if err := cols.u8[i].Upload(s, boolBytes(h.u8[i][c.per*lo:c.per*hi])); err != nil {
-				return err
-			}
+		if c.per == 0 {
+			continue
+		}
+		src := h.rawAt(i)
+		if src != nil {
+			src = src[c.per*lo : c.per*hi]
+		} else {
+			src = boolBytes(h.u8[i][c.per*lo : c.per*hi])
+		}
+		if err := cols.u8[i].Upload(s, src); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -52,10 +52,18 @@ type kernels struct {
 }
 
 // rays is the ray batch of n rows of in (origins or segment starts,
-// directions or segment ends, optional tmax and active mask), persistent on
-// the stream's counter.
+// directions or segment ends, optional tmax and active mask, and the
+// optional per-ray limits of limitsLayout), persistent on the stream's
+// counter.
 func (k kernels) rays(in columns, n int) accel.Rays {
-	return accel.Rays{O: in.f32[0], D: in.f32[1], TMax: in.f32[2], Active: in.u8[0], N: n, Counter: k.counter}
+	r := accel.Rays{O: in.f32[0], D: in.f32[1], TMax: in.f32[2], Active: in.u8[0], N: n, Counter: k.counter}
+	if len(in.f32) > 3 {
+		r.TMin = in.f32[3]
+	}
+	if len(in.u8) > 1 {
+		r.Mask = in.u8[1]
+	}
+	return r
 }
 
 func b2i(b bool) int {
@@ -92,12 +100,14 @@ func hostRays(o, d, tmax []float32, active []bool) hostIn {
 func jobOf(t shard.Task) (*job, error) {
 	switch t := t.(type) {
 	case *shard.Intersect:
-		j := intersectJob(t.Flags, rayLayout(hostRayNames, len(t.TMax) > 0, len(t.Active) > 0))
-		j.host = hostRays(t.O, t.D, t.TMax, t.Active)
+		j := intersectJob(t.Flags, limitsLayout(rayLayout(hostRayNames, len(t.TMax) > 0, len(t.Active) > 0),
+			len(t.TMin) > 0, len(t.Mask) > 0))
+		j.host = hostLimits(hostRays(t.O, t.D, t.TMax, t.Active), t.TMin, t.Mask)
 		return j, nil
 	case *shard.TraceReflections:
-		j := reflectJob(t.Bounces, true, rayLayout(hostRayNames, len(t.TMax) > 0, len(t.Active) > 0))
-		j.host = hostRays(t.O, t.D, t.TMax, t.Active)
+		j := reflectJob(t.Bounces, true, limitsLayout(rayLayout(hostRayNames, len(t.TMax) > 0, len(t.Active) > 0),
+			len(t.TMin) > 0, len(t.Mask) > 0))
+		j.host = hostLimits(hostRays(t.O, t.D, t.TMax, t.Active), t.TMin, t.Mask)
 		return j, nil
 	case *shard.Visible:
 		j := visibleJob(rayLayout(hostSegNames, false, len(t.Active) > 0))

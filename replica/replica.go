@@ -308,6 +308,10 @@ func (r *Replica) Apply(m shard.Mutation) error {
 		if err := r.setEdgeMask(m.Mask); err != nil {
 			return err
 		}
+	case shard.SetMeshMask:
+		if err := r.setMeshMask(m); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("replica: mutation %T: %w", m, shard.ErrUnsupported)
 	}

@@ -241,6 +241,9 @@ func (s *Source) build(ctx context.Context, master int, slot shard.Slot, meshes 
 	if r.bvh, err = accel.BuildWith(r.main, r.tables, o.Accel); err != nil {
 		return nil, fmt.Errorf("replica: building the BVH on cuda:%d: %w", ord, err)
 	}
+	if err := r.applyMeshMasks(); err != nil {
+		return nil, err
+	}
 	if err := r.beforeLaunches(); err != nil {
 		return nil, err
 	}

@@ -70,6 +70,9 @@ type Intersect struct {
 	O, D, TMax []float32
 	Active     []bool
 	Flags      geom.Flags
+	// TMin and Mask are the optional per-ray limits (geom.RayLimits).
+	TMin []float32
+	Mask []uint8
 }
 
 // Op returns IntersectOp(t.Flags).
@@ -81,6 +84,9 @@ func (t *Intersect) Rows() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := geom.CheckRayLimits(n, t.TMax, geom.RayLimits{TMin: t.TMin, Mask: t.Mask}); err != nil {
+		return 0, err
+	}
 	if !t.Flags.Valid() {
 		return 0, &geom.ArgumentError{Field: "flags", Reason: fmt.Sprintf("unknown bits %#x", uint32(t.Flags&^geom.FlagsAll))}
 	}
@@ -90,7 +96,7 @@ func (t *Intersect) Rows() (int, error) {
 // Slice returns the task restricted to rows [lo, hi), sharing t's memory.
 func (t *Intersect) Slice(lo, hi int) *Intersect {
 	return &Intersect{O: t.O[3*lo : 3*hi], D: t.D[3*lo : 3*hi], TMax: rows1(t.TMax, lo, hi),
-		Active: rows1(t.Active, lo, hi), Flags: t.Flags}
+		Active: rows1(t.Active, lo, hi), Flags: t.Flags, TMin: rows1(t.TMin, lo, hi), Mask: rows1(t.Mask, lo, hi)}
 }
 
 // Assemble concatenates the parts' fields in row order.
@@ -123,6 +129,10 @@ type TraceReflections struct {
 	O, D, TMax []float32
 	Active     []bool
 	Bounces    int
+	// TMin (first bounce) and Mask (every bounce) are the optional per-ray
+	// limits (geom.RayLimits).
+	TMin []float32
+	Mask []uint8
 }
 
 // Op returns TraceReflectionsOp(t.Bounces).
@@ -133,13 +143,17 @@ func (t *TraceReflections) Rows() (int, error) {
 	if t.Bounces < 1 {
 		return 0, &geom.ArgumentError{Field: "maxBounces", Reason: fmt.Sprintf("%d, must be at least 1", t.Bounces)}
 	}
-	return geom.CheckRays(t.O, t.D, t.TMax, t.Active)
+	n, err := geom.CheckRays(t.O, t.D, t.TMax, t.Active)
+	if err != nil {
+		return 0, err
+	}
+	return n, geom.CheckRayLimits(n, t.TMax, geom.RayLimits{TMin: t.TMin, Mask: t.Mask})
 }
 
 // Slice returns the task restricted to rows [lo, hi), sharing t's memory.
 func (t *TraceReflections) Slice(lo, hi int) *TraceReflections {
 	return &TraceReflections{O: t.O[3*lo : 3*hi], D: t.D[3*lo : 3*hi], TMax: rows1(t.TMax, lo, hi),
-		Active: rows1(t.Active, lo, hi), Bounces: t.Bounces}
+		Active: rows1(t.Active, lo, hi), Bounces: t.Bounces, TMin: rows1(t.TMin, lo, hi), Mask: rows1(t.Mask, lo, hi)}
 }
 
 // Assemble concatenates the parts' slots in row order.

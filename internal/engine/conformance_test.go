@@ -147,6 +147,7 @@ func calls(tb *geom.Tables) map[string]func(ctx context.Context, e engine.Engine
 			return e.Refit(ctx, 0, tb.Vertices)
 		},
 		"SetEdgeMask": func(ctx context.Context, e engine.Engine) error { return e.SetEdgeMask(ctx, ed) },
+		"SetMeshMask": func(ctx context.Context, e engine.Engine) error { return e.SetMeshMask(ctx, 0, tb.MaskOf(0)) },
 		"Rebuild":     func(ctx context.Context, e engine.Engine) error { return e.Rebuild(ctx) },
 		"FastDevice":  func(_ context.Context, e engine.Engine) error { _, err := e.FastDevice(); return err },
 		"WithStream": func(ctx context.Context, e engine.Engine) error {

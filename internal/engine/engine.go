@@ -37,11 +37,18 @@ import (
 )
 
 // Rays is a host ray batch: Origins and Directions hold 3 values per row;
-// TMax and Active are empty or hold one value per row.
+// TMax, Active, TMin and Mask are empty or hold one value per row. TMin and
+// Mask are the per-ray limits of the traced queries (geom.RayLimits); the
+// queries that do not trace triangles never receive them.
 type Rays struct {
 	Origins, Directions, TMax []float32
 	Active                    []bool
+	TMin                      []float32
+	Mask                      []uint8
 }
+
+// Limits returns the batch's per-ray limits.
+func (r Rays) Limits() geom.RayLimits { return geom.RayLimits{TMin: r.TMin, Mask: r.Mask} }
 
 // Len returns the row count.
 func (r Rays) Len() int { return len(r.Origins) / 3 }
@@ -109,6 +116,7 @@ type Engine interface {
 	Device
 	Multi
 	Crossings
+	Masks
 
 	// Close releases the engine's resources. Called once, under the
 	// scene's exclusive lock.

@@ -1,6 +1,7 @@
 package simdev
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -134,13 +135,14 @@ type intersectKernel struct{ *shard.Intersect }
 func (k intersectKernel) Input(lo, hi int, copied bool) (any, int) {
 	s := k.Slice(lo, hi)
 	in := &shard.Intersect{O: clone(s.O, copied), D: clone(s.D, copied), TMax: clone(s.TMax, copied),
-		Active: clone(s.Active, copied), Flags: s.Flags}
-	return in, 4*(len(in.O)+len(in.D)+len(in.TMax)) + len(in.Active)
+		Active: clone(s.Active, copied), Flags: s.Flags, TMin: clone(s.TMin, copied), Mask: clone(s.Mask, copied)}
+	return in, 4*(len(in.O)+len(in.D)+len(in.TMax)+len(in.TMin)) + len(in.Active) + len(in.Mask)
 }
 
 func (k intersectKernel) Run(s *ref.Scene, in any, _, _ int) (any, error) {
 	t := in.(*shard.Intersect)
-	return s.Intersect(t.O, t.D, t.TMax, t.Active, t.Flags)
+	return s.IntersectLimitsContext(context.Background(), t.O, t.D, t.TMax, t.Active,
+		geom.RayLimits{TMin: t.TMin, Mask: t.Mask}, t.Flags)
 }
 
 func (k intersectKernel) Output(out any, copied bool) (any, int) {
@@ -163,13 +165,14 @@ type reflectKernel struct{ *shard.TraceReflections }
 func (k reflectKernel) Input(lo, hi int, copied bool) (any, int) {
 	s := k.Slice(lo, hi)
 	in := &shard.TraceReflections{O: clone(s.O, copied), D: clone(s.D, copied), TMax: clone(s.TMax, copied),
-		Active: clone(s.Active, copied), Bounces: s.Bounces}
-	return in, 4*(len(in.O)+len(in.D)+len(in.TMax)) + len(in.Active)
+		Active: clone(s.Active, copied), Bounces: s.Bounces, TMin: clone(s.TMin, copied), Mask: clone(s.Mask, copied)}
+	return in, 4*(len(in.O)+len(in.D)+len(in.TMax)+len(in.TMin)) + len(in.Active) + len(in.Mask)
 }
 
 func (k reflectKernel) Run(s *ref.Scene, in any, _, _ int) (any, error) {
 	t := in.(*shard.TraceReflections)
-	return s.TraceReflections(t.O, t.D, t.TMax, t.Active, t.Bounces)
+	return s.TraceReflectionsLimitsContext(context.Background(), t.O, t.D, t.TMax, t.Active,
+		geom.RayLimits{TMin: t.TMin, Mask: t.Mask}, t.Bounces)
 }
 
 func (k reflectKernel) Output(out any, copied bool) (any, int) {

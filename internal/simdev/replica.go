@@ -330,6 +330,17 @@ func (r *Replica) Apply(m shard.Mutation) error {
 		run = func() error { return r.tables.UpdateVertices(m.Mesh, v) }
 	case shard.SyncGeometry:
 		run = func() error { r.scene.Refit(); r.dev.commit(r.tables); return nil }
+	case shard.SetMeshMask:
+		if err := r.shadow.SetMask(m.Mesh, m.Mask); err != nil {
+			return err
+		}
+		run = func() error {
+			if err := r.tables.SetMask(m.Mesh, m.Mask); err != nil {
+				return err
+			}
+			r.scene.ReloadMasks()
+			return nil
+		}
 	case shard.SetEdgeMask:
 		r.maskMu.Lock()
 		r.mask = slices.Clone(m.Mask)

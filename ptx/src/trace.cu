@@ -25,6 +25,49 @@ using namespace rayd;
 
 namespace {
 
+// Masks carries the per-launch inputs of the masked variants
+// (rayd_*_masked): per-row tmin and visibility mask, and the visibility mask
+// of every global face (its mesh's mask). Any pointer may be null: tmin then
+// defaults to the query's epsilon and a mask to 0xff. The unmasked kernels
+// pass an all-null Masks and instantiate MASKED = false, which compiles to
+// the traversal without any of it.
+struct Masks {
+    const float* __restrict__ tmin;
+    const unsigned char* __restrict__ ray_mask;
+    const unsigned char* __restrict__ face_mask;
+};
+
+// FaceMask is the traversal filter of the masked variants: a hit counts
+// only when its face's mask shares a bit with the row's mask.
+struct FaceMask {
+    const unsigned char* __restrict__ face_mask;
+    unsigned int ray_mask;
+    __device__ __forceinline__ bool keep(unsigned int prim) const {
+        unsigned int fm = face_mask ? (unsigned int)__ldg(&face_mask[prim]) : 0xffu;
+        return (fm & ray_mask) != 0u;
+    }
+};
+
+__device__ __forceinline__ float row_tmin(const Masks& m, long long i, float def) {
+    return m.tmin ? m.tmin[i] : def;
+}
+__device__ __forceinline__ FaceMask row_filter(const Masks& m, long long i) {
+    return FaceMask{m.face_mask, m.ray_mask ? (unsigned int)m.ray_mask[i] : 0xffu};
+}
+
+// trace_masked runs the traversal of W with the row's limits when MASKED,
+// else exactly the unmasked traversal with tmin def.
+template <int W, bool ANY, bool MASKED>
+__device__ __forceinline__ void trace_masked(const float4* __restrict__ nodes, const float4* __restrict__ tris,
+                                             int num_tris, const Ray& r, float def, long long i, const Masks& m,
+                                             bool first, Best& b) {
+    if (MASKED) {
+        trace_ray<W, ANY>(nodes, tris, num_tris, r, first ? row_tmin(m, i, def) : def, b, row_filter(m, i));
+    } else {
+        trace_ray<W, ANY>(nodes, tris, num_tris, r, def, b);
+    }
+}
+
 __device__ __forceinline__ float3 load3(const float* __restrict__ p, long long i) {
     return make_float3(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
 }
@@ -38,12 +81,12 @@ __device__ __forceinline__ void store3(float* __restrict__ p, long long i, float
 // di and leaves the closest hit in b (b.prim == NO_PRIM on a miss). Inactive
 // rows, rows with a non-finite origin or direction and an empty BVH miss.
 // W: layout width (0 brute force, 2, 4).
-template <int W>
+template <int W, bool MASKED = false>
 __device__ __forceinline__ void closest_row(long long i, const float4* __restrict__ nodes,
                                             const float4* __restrict__ tris, int num_tris,
                                             const float* __restrict__ o, const float* __restrict__ d,
                                             const float* __restrict__ tmax, const unsigned char* __restrict__ active,
-                                            float3& oi, float3& di, Best& b) {
+                                            float3& oi, float3& di, Best& b, const Masks& m = Masks{}) {
     oi = load3(o, i);
     di = load3(d, i);
     b.t = tmax ? tmax[i] : RAYD_FLT_MAX;
@@ -55,7 +98,7 @@ __device__ __forceinline__ void closest_row(long long i, const float4* __restric
     if (act && finite3(oi.x, oi.y, oi.z) && finite3(di.x, di.y, di.z)) {
         Ray r;
         setup_ray(r, oi.x, oi.y, oi.z, di.x, di.y, di.z);
-        trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_TMIN, b);
+        trace_masked<W, false, MASKED>(nodes, tris, num_tris, r, RAYD_TMIN, i, m, true, b);
     }
 }
 
@@ -135,7 +178,7 @@ struct LoadRay {
 };
 
 // intersect_row: spec §2.1 for row i, the traversal then the epilogue.
-template <int W>
+template <int W, bool MASKED = false>
 __device__ __forceinline__ void intersect_row(long long i, const float4* __restrict__ nodes,
                                               const float4* __restrict__ tris, int num_tris,
                                               const float* __restrict__ o, const float* __restrict__ d,
@@ -144,10 +187,11 @@ __device__ __forceinline__ void intersect_row(long long i, const float4* __restr
                                               float* __restrict__ out_n, float* __restrict__ out_geo_n,
                                               float* __restrict__ out_uv, float* __restrict__ out_bary,
                                               int* __restrict__ out_shape, int* __restrict__ out_prim,
-                                              int* __restrict__ out_local, int* __restrict__ out_global) {
+                                              int* __restrict__ out_local, int* __restrict__ out_global,
+                                              const Masks& m = Masks{}) {
     KnownRay ray;
     Best b;
-    closest_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, ray.o, ray.d, b);
+    closest_row<W, MASKED>(i, nodes, tris, num_tris, o, d, tmax, active, ray.o, ray.d, b, m);
     write_hit_record(i, b.prim != NO_PRIM, b.t, b.u, b.v, b.slot, ray, tris, flags, out_t, out_p, out_n, out_geo_n,
                      out_uv, out_bary, out_shape, out_prim, out_local, out_global);
 }
@@ -169,18 +213,19 @@ __device__ __forceinline__ void compact_row(long long i, const float4* __restric
                         hit ? (unsigned int)b.slot : NO_PRIM);
 }
 
-template <int W>
+template <int W, bool MASKED = false>
 __device__ __forceinline__ void intersect_kernel(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
     const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
     unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
     float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
-    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter) {
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter,
+    const Masks& m = Masks{}) {
     for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
         long long i = base + (threadIdx.x & 31u);
         if (i < n) {
-            intersect_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, flags, out_t, out_p, out_n, out_geo_n, out_uv,
-                             out_bary, out_shape, out_prim, out_local, out_global);
+            intersect_row<W, MASKED>(i, nodes, tris, num_tris, o, d, tmax, active, flags, out_t, out_p, out_n, out_geo_n,
+                                     out_uv, out_bary, out_shape, out_prim, out_local, out_global, m);
         }
     }
 }
@@ -197,12 +242,12 @@ __device__ __forceinline__ void compact_kernel(const float4* __restrict__ nodes,
     }
 }
 
-template <int W>
+template <int W, bool MASKED = false>
 __device__ __forceinline__ void reflections_kernel(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
     const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
     int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
-    float* __restrict__ out_images, unsigned int* counter) {
+    float* __restrict__ out_images, unsigned int* counter, const Masks& m = Masks{}) {
     for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
         long long i = base + (threadIdx.x & 31u);
         if (i >= n) continue;
@@ -226,7 +271,7 @@ __device__ __forceinline__ void reflections_kernel(
                 b.v = 0.0f;
                 Ray r;
                 setup_ray(r, orig.x, orig.y, orig.z, dir.x, dir.y, dir.z);
-                trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, b);
+                trace_masked<W, false, MASKED>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, i, m, bnc == 0, b);
                 if (b.prim != NO_PRIM) {
                     float4 p0 = __ldg(&tris[3LL * b.slot + 0]);
                     float4 p1 = __ldg(&tris[3LL * b.slot + 1]);
@@ -262,11 +307,12 @@ __device__ __forceinline__ void reflections_kernel(
     }
 }
 
-template <int W>
+template <int W, bool MASKED = false>
 __device__ __forceinline__ void visible_kernel(const float4* __restrict__ nodes, const float4* __restrict__ tris,
                                                int num_tris, const float* __restrict__ start,
                                                const float* __restrict__ end, const unsigned char* __restrict__ active,
-                                               int n, unsigned char* __restrict__ out, unsigned int* counter) {
+                                               int n, unsigned char* __restrict__ out, unsigned int* counter,
+                                               const Masks& m = Masks{}) {
     for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
         long long i = base + (threadIdx.x & 31u);
         if (i >= n) continue;
@@ -293,7 +339,7 @@ __device__ __forceinline__ void visible_kernel(const float4* __restrict__ nodes,
                 b.v = 0.0f;
                 Ray r;
                 setup_ray(r, ox, oy, oz, dx, dy, dz);
-                trace_ray<W, true>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, b);
+                trace_masked<W, true, MASKED>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, i, m, false, b);
                 vis = b.prim == NO_PRIM ? 1 : 0;
             }
         }
@@ -475,6 +521,86 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_visible4(const float4* __r
                                                                const unsigned char* __restrict__ active, int n,
                                                                unsigned char* __restrict__ out, unsigned int* counter) {
     visible_kernel<4>(nodes, tris, num_tris, start, end, active, n, out, counter);
+}
+
+// The masked variants: each takes its unmasked kernel's parameters followed
+// by
+//   tmin        float[n] | null    per-row interval start (null: the
+//                                  query's epsilon; reflections: bounce 0
+//                                  only, later bounces keep 1e-5)
+//   ray_mask    uint8[n] | null    per-row visibility mask (null: 0xff)
+//   face_mask   uint8[num_faces] | null  the visibility mask of every global
+//                                  face, by global prim id (null: 0xff)
+// and counts a hit only when ray_mask[i] & face_mask[prim] != 0. The
+// visibility kernels take face_mask alone (segments carry no tmin or mask).
+// With all three null they write bitwise what their unmasked kernel writes.
+
+// rayd_intersect_masked: rayd_intersect with per-row tmin and masks.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter,
+    const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
+    const unsigned char* __restrict__ face_mask) {
+    intersect_kernel<2, true>(INTERSECT_ARGS, Masks{tmin, ray_mask, face_mask});
+}
+
+// rayd_intersect_masked4: rayd_intersect_masked over quad nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_masked4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter,
+    const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
+    const unsigned char* __restrict__ face_mask) {
+    intersect_kernel<4, true>(INTERSECT_ARGS, Masks{tmin, ray_mask, face_mask});
+}
+
+// rayd_trace_reflections_masked: rayd_trace_reflections with per-row tmin
+// (bounce 0) and masks (every bounce).
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter, const float* __restrict__ tmin,
+    const unsigned char* __restrict__ ray_mask, const unsigned char* __restrict__ face_mask) {
+    reflections_kernel<2, true>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                                out_images, counter, Masks{tmin, ray_mask, face_mask});
+}
+
+// rayd_trace_reflections_masked4: rayd_trace_reflections_masked over quad
+// nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections_masked4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter, const float* __restrict__ tmin,
+    const unsigned char* __restrict__ ray_mask, const unsigned char* __restrict__ face_mask) {
+    reflections_kernel<4, true>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                                out_images, counter, Masks{tmin, ray_mask, face_mask});
+}
+
+// rayd_visible_masked(nodes, tris, num_tris, start, end, active, n, out,
+// counter, face_mask): rayd_visible where a face blocks only when its mask
+// is not 0 (segments have the full ray mask 0xff).
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int n, unsigned char* __restrict__ out,
+    unsigned int* counter, const unsigned char* __restrict__ face_mask) {
+    visible_kernel<2, true>(nodes, tris, num_tris, start, end, active, n, out, counter,
+                            Masks{nullptr, nullptr, face_mask});
+}
+
+// rayd_visible_masked4: rayd_visible_masked over quad nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible_masked4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int n, unsigned char* __restrict__ out,
+    unsigned int* counter, const unsigned char* __restrict__ face_mask) {
+    visible_kernel<4, true>(nodes, tris, num_tris, start, end, active, n, out, counter,
+                            Masks{nullptr, nullptr, face_mask});
 }
 
 }  // extern "C"

@@ -48,12 +48,12 @@ func (e *Engine) Reference() *ref.Scene { return e.s }
 // Intersect runs the reference's intersect, which checks ctx between row
 // blocks.
 func (e *Engine) Intersect(ctx context.Context, r engine.Rays, flags geom.Flags) (*geom.Hits, error) {
-	return e.s.IntersectContext(ctx, r.Origins, r.Directions, r.TMax, r.Active, flags)
+	return e.s.IntersectLimitsContext(ctx, r.Origins, r.Directions, r.TMax, r.Active, r.Limits(), flags)
 }
 
 // TraceReflections runs the reference's trace_reflections.
 func (e *Engine) TraceReflections(ctx context.Context, r engine.Rays, bounces int) (*geom.Reflections, error) {
-	return e.s.TraceReflectionsContext(ctx, r.Origins, r.Directions, r.TMax, r.Active, bounces)
+	return e.s.TraceReflectionsLimitsContext(ctx, r.Origins, r.Directions, r.TMax, r.Active, r.Limits(), bounces)
 }
 
 // Visible runs the reference's visible.

@@ -141,7 +141,7 @@ func (e *Engine) newTracer() (tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rayd: building the acceleration structure on %v: %w", e.dev, err)
 	}
-	return tr, nil
+	return e.withMasks(tr)
 }
 
 // Describe returns "cuda:N (bvh)" or "cuda:N (optix)".

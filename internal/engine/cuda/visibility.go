@@ -40,6 +40,9 @@ func (bb *blockerBVH) drop() error {
 // the blocker BVH on an OptiX engine. The scene's read lock is held, so no
 // vertex update overlaps.
 func (e *Engine) bvhTree() (*accel.BVH, error) {
+	if err := e.checkMeshMasks("the visibility variants and RF operations"); err != nil {
+		return nil, err
+	}
 	if b, ok := e.tr.(*accel.BVH); ok {
 		return b, nil
 	}

@@ -16,12 +16,14 @@ import (
 
 // Intersect shards intersect.
 func (e *Engine) Intersect(ctx context.Context, r engine.Rays, flags geom.Flags) (*geom.Hits, error) {
-	return shard.RunRows(ctx, e.l, &shard.Intersect{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Flags: flags})
+	return shard.RunRows(ctx, e.l, &shard.Intersect{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Flags: flags,
+		TMin: r.TMin, Mask: r.Mask})
 }
 
 // TraceReflections shards trace_reflections.
 func (e *Engine) TraceReflections(ctx context.Context, r engine.Rays, b int) (*geom.Reflections, error) {
-	return shard.RunRows(ctx, e.l, &shard.TraceReflections{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Bounces: b})
+	return shard.RunRows(ctx, e.l, &shard.TraceReflections{O: r.Origins, D: r.Directions, TMax: r.TMax, Active: r.Active, Bounces: b,
+		TMin: r.TMin, Mask: r.Mask})
 }
 
 // Visible shards visible.
@@ -31,16 +33,25 @@ func (e *Engine) Visible(ctx context.Context, start, end []float32, active []boo
 
 // VisiblePair shards visible_pair by rows.
 func (e *Engine) VisiblePair(ctx context.Context, b *geom.SegmentBatch) (*geom.PairVisibility, error) {
+	if err := e.checkMeshMasks("visible_pair"); err != nil {
+		return nil, err
+	}
 	return shard.RunRows(ctx, e.l, shard.PairTask(b))
 }
 
 // VisibleEdge shards visible_edge by rows.
 func (e *Engine) VisibleEdge(ctx context.Context, b *geom.SegmentBatch) ([]bool, error) {
+	if err := e.checkMeshMasks("visible_edge"); err != nil {
+		return nil, err
+	}
 	return shard.RunRows(ctx, e.l, shard.EdgeVisibilityTask(b))
 }
 
 // VisibleChain shards visible_chain by rows.
 func (e *Engine) VisibleChain(ctx context.Context, b *geom.SegmentBatch) (*geom.ChainVisibility, error) {
+	if err := e.checkMeshMasks("visible_chain"); err != nil {
+		return nil, err
+	}
 	return shard.RunRows(ctx, e.l, shard.ChainTask(b))
 }
 

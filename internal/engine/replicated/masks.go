@@ -1,0 +1,32 @@
+package replicated
+
+import (
+	"context"
+
+	"github.com/rayd-go/rayd/internal/engine"
+	"github.com/rayd-go/rayd/shard"
+)
+
+// Masks on a replicated scene: every replica is built with the meshes'
+// masks and follows SetMeshMask by a broadcast (shard.SetMeshMask), and the
+// per-ray tmin and masks travel with the rows of the intersect and
+// trace_reflections tasks, so those queries and visible answer bitwise as
+// on one device. The visibility variants and the RF operations run
+// kernels without a masked form on CUDA replicas: while any mesh mask
+// differs from the default they are refused (an *UnsupportedError), never
+// answered without the masks.
+
+// SetMeshMask broadcasts the mask change to every replica; a failed
+// broadcast poisons the layer (Rebuild recovers it, with the tables'
+// masks).
+func (e *Engine) SetMeshMask(ctx context.Context, mesh int, mask uint8) error {
+	return e.poisonNote(e.l.Broadcast(ctx, shard.SetMeshMask{Mesh: mesh, Mask: mask}))
+}
+
+// checkMeshMasks refuses op while any mesh mask differs from the default.
+func (e *Engine) checkMeshMasks(op string) error {
+	if e.tables == nil || e.tables.MasksDefault() {
+		return nil
+	}
+	return engine.Unsupported(e.Describe(), op, "its kernels do not honour mesh visibility masks; reset them to 0xFF")
+}
