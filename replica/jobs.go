@@ -109,6 +109,8 @@ func jobOf(t shard.Task) (*job, error) {
 		return nearestEdgeRayJob(t), nil
 	case *shard.NearestEdges:
 		return nearestEdgesJob(t), nil
+	case *shard.ClosestPoint:
+		return closestPointJob(t), nil
 	case *shard.IntersectVJP:
 		return intersectVJPJob(t), nil
 	case *shard.NearestEdgeVJP:

@@ -106,6 +106,7 @@ type Engine interface {
 	// structure.
 	Rebuild(ctx context.Context) error
 
+	Closest
 	Device
 	Multi
 

@@ -81,6 +81,8 @@ func rowKernelOf(t shard.Task) (kernel, error) {
 		return rayEdgeKernel{t}, nil
 	case *shard.NearestEdges:
 		return topKKernel{t}, nil
+	case *shard.ClosestPoint:
+		return closestKernel{t}, nil
 	case shard.SegmentTask:
 		if err := checkSegments(t.SegmentBatch()); err != nil {
 			return nil, err
