@@ -53,7 +53,8 @@ __device__ __forceinline__ float box_lower(float px, float py, float pz, float l
     return gap2(pz, loz, hiz, gap2(py, loy, hiy, gap2(px, lox, hix, 0.0f)));
 }
 
-// Best is the running answer of one row.
+// Near is the running answer of one row: the best d², its global face
+// id (NO_FACE before the first) and its triangle slot.
 struct Near {
     double d2;
     unsigned int face;
@@ -186,14 +187,16 @@ __device__ __forceinline__ void nearest(const float4* __restrict__ nodes, const 
         } else {
             test_leaf(tris, cur, p, px, py, pz, abs_, b, thr);
         }
-        Entry e;
-        e.key = INFINITY;
+        bool more = false;
         while (sp > 0) {
-            e = stack[--sp];
-            if (e.key <= thr) break;
+            Entry e = stack[--sp];
+            if (e.key <= thr) {  // still possibly within the bound
+                cur = e.ref;
+                more = true;
+                break;
+            }
         }
-        if (!(e.key <= thr)) return;
-        cur = e.ref;
+        if (!more) return;
     }
 }
 
