@@ -209,7 +209,7 @@ __device__ __forceinline__ void closest_kernel(const float4* __restrict__ nodes,
                                                int* __restrict__ out_shape, int* __restrict__ out_local,
                                                int* __restrict__ out_gid, unsigned int* counter) {
     double limit = __longlong_as_double((long long)limit_bits);
-    double mag = W == 0 ? 0.0 : scene_mag<W>(nodes);
+    double mag = (W == 0 || n <= 0 || num_tris <= 0) ? 0.0 : scene_mag<W>(nodes);  // no node read without work
     for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
         long long i = base + (threadIdx.x & 31u);
         if (i >= n) continue;
