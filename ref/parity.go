@@ -8,10 +8,13 @@ import (
 	"github.com/rayd-go/rayd/geom"
 )
 
-// ParityDirection is the fixed direction of the crossing counts: an
-// irrational-looking direction off every axis and diagonal, so that rays
-// from grid-aligned points rarely graze an axis-aligned mesh's edges.
-var ParityDirection = [3]float32{0.5773, 0.5112, 0.6367}
+// parityDirection is the fixed direction of the crossing counts.
+var parityDirection = [3]float32{0.5773, 0.5112, 0.6367}
+
+// ParityDirection returns the fixed direction of the crossing counts,
+// (0.5773, 0.5112, 0.6367): off every axis and diagonal, so that rays from
+// grid-aligned points rarely graze an axis-aligned mesh's edges.
+func ParityDirection() [3]float32 { return parityDirection }
 
 // CrossingCounts is CrossingCountsContext with context.Background().
 func (s *Scene) CrossingCounts(points []float32, active []bool) ([]int32, error) {
@@ -19,7 +22,7 @@ func (s *Scene) CrossingCounts(points []float32, active []bool) ([]int32, error)
 }
 
 // CrossingCountsContext returns, for each row of points (3 values per
-// row), the number of faces the half ray p + t·ParityDirection, t > 0
+// row), the number of faces the half ray p + t·ParityDirection(), t > 0
 // (t ∈ [tiny, +∞) with tiny the least positive float32), crosses under
 // the watertight test (geom.Watertight, no back-face culling). Its parity
 // is the inside test of a closed mesh: odd inside, even outside. Open
@@ -59,7 +62,7 @@ func (s *Scene) CrossingCountsContext(ctx context.Context, points []float32, act
 			k := int32(0)
 			for f := range s.tris {
 				tr := &s.tris[f]
-				if _, _, _, ok := geom.Watertight(p, ParityDirection, tr[0], tr[1], tr[2], tiny, inf); ok {
+				if _, _, _, ok := geom.Watertight(p, parityDirection, tr[0], tr[1], tr[2], tiny, inf); ok {
 					k++
 				}
 			}
