@@ -186,14 +186,16 @@ func TestClosestPointErrors(t *testing.T) {
 	assert.ErrorIs(t, err, rayd.ErrClosed)
 }
 
-// A large batch honours cancellation between its row blocks.
-func TestClosestPointCancelledMidway(t *testing.T) {
+// A large batch with a sign under a done context returns the context's
+// error and no record.
+func TestClosestPointRefusesADoneContext(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	s := cpuScene(t, closestMeshes(r)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.ClosestPoint(ctx, randomPoints(r, 50000), 0, rayd.ClosestOptions{Sign: rayd.SignParity})
+	res, err := s.ClosestPoint(ctx, randomPoints(r, 50000), 0, rayd.ClosestOptions{Sign: rayd.SignParity})
 	require.Error(t, err)
+	assert.Nil(t, res)
 	assert.True(t, errors.Is(err, context.Canceled))
 }
 
