@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -252,3 +253,16 @@ func TestClosestPointVJP(t *testing.T) {
 }
 
 func sq(x float64) float64 { return x * x }
+
+// A deadline that passes during a large signed batch (the closest faces,
+// then rows × faces for the sign) stops the call between row blocks with
+// the context's error and no record.
+func TestClosestPointStopsAtADeadline(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	s := cpuScene(t, closestMeshes(r)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	res, err := s.ClosestPoint(ctx, randomPoints(r, 200000), 0, rayd.ClosestOptions{Sign: rayd.SignWinding})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Nil(t, res)
+}
