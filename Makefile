@@ -22,7 +22,7 @@ LAUNCH_RUNS  ?= 5
 COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-crossings bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-rf \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-crossings bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -72,6 +72,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/crossings ./benchmarks/crossings
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/closestbench ./benchmarks/closest
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/replicated ./benchmarks/replicated
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/overhead ./benchmarks/overhead
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
@@ -83,7 +84,7 @@ gpu-bins:
 ## the benchmarks), in one archive to carry to a GPU machine that has no
 ## Go; gpu-evidence-run unpacks it into $(BIN) there.
 GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
-GPU_PACK_BINS := gpuaccept launchbench coldstart geometry crossings rfbench edgebench replicated overhead rayd
+GPU_PACK_BINS := gpuaccept launchbench coldstart geometry crossings rfbench edgebench closestbench replicated overhead rayd
 gpu-pack: gpu-bins
 	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
 	@ls -l $(GPU_PACK)
@@ -217,6 +218,14 @@ bench-edges-full-rays:
 	$(BIN)/edgebench -config compute -kinds segment,half_ray -rounds 3 -warmup 1 -brute-rows 4194304 -brute-devices $(BRUTE_DEVICES) \
 		-out $(RESULTS_DIR)/edges-h200-compute-rays-full.json > $(BIN)/rays-full.txt; st=$$?; cat $(BIN)/rays-full.txt; \
 		[ $$st -ne 0 ] || mv $(BIN)/rays-full.txt $(RESULTS_DIR)/edges-h200-compute-rays-full.txt; exit $$st
+
+## bench-closest: closest point on the compute mesh (2,097,152 triangles),
+## 4,194,304 points uniform in its box, checked against the CPU reference
+## and the device brute force -> $(RESULTS_DIR)/closest-h200.json and the
+## printed summary in closest-h200.txt.
+bench-closest:
+	$(BIN)/closestbench -out $(RESULTS_DIR)/closest-h200.json > $(BIN)/closest-h200.txt; st=$$?; cat $(BIN)/closest-h200.txt; \
+		[ $$st -ne 0 ] || mv $(BIN)/closest-h200.txt $(RESULTS_DIR)/closest-h200.txt; exit $$st
 
 ## bench-rf: RF benchmark -> $(RESULTS_DIR)/rf-h200.json.
 bench-rf:

@@ -122,6 +122,7 @@ var trivialKernels = map[string]trivialKernel{
 		assert.Equal(t, make([]uint32, 16), gotAcc, "a zeroed partial")
 		assert.Equal(t, make([]int32, 4), gotInts, "zeroed counters")
 	},
+	"closest":    zeroLaunch("closest", "rayd_closest_point"),
 	"edge":       zeroLaunch("edge", "rayd_edge_nearest_point"),
 	"edge_vjp":   zeroLaunch("edge_vjp", "rayd_edge_point_vjp"),
 	"rf_refl":    zeroLaunch("rf_refl", "rf_accum_reflections"),

@@ -121,6 +121,8 @@ func jobOf(t shard.Task) (*job, error) {
 		return nearestEdgesJob(t), nil
 	case *shard.Crossings:
 		return crossingsJob(t), nil
+	case *shard.ClosestPoint:
+		return closestPointJob(t), nil
 	case *shard.IntersectVJP:
 		return intersectVJPJob(t), nil
 	case *shard.NearestEdgeVJP:

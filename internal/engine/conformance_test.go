@@ -119,6 +119,10 @@ func calls(tb *geom.Tables) map[string]func(ctx context.Context, e engine.Engine
 			_, err := e.NearestEdgeRayVJP(ctx, ed, r, rgid, edge.RayCotangent{})
 			return err
 		},
+		"ClosestPoint": func(ctx context.Context, e engine.Engine) error {
+			_, err := e.ClosestPoint(ctx, pts, 0, nil)
+			return err
+		},
 		"IntersectVJP": func(ctx context.Context, e engine.Engine) error {
 			_, err := e.IntersectVJP(ctx, r, make([]int32, 64), nil, geom.IntersectCotangents{T: make([]float32, 64)})
 			return err

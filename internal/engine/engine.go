@@ -113,6 +113,7 @@ type Engine interface {
 	// structure.
 	Rebuild(ctx context.Context) error
 
+	Closest
 	Device
 	Multi
 	Crossings

@@ -84,6 +84,8 @@ func rowKernelOf(t shard.Task) (kernel, error) {
 		return topKKernel{t}, nil
 	case *shard.Crossings:
 		return crossingsKernel{t}, nil
+	case *shard.ClosestPoint:
+		return closestKernel{t}, nil
 	case shard.SegmentTask:
 		if err := checkSegments(t.SegmentBatch()); err != nil {
 			return nil, err
