@@ -117,7 +117,7 @@ gpu-census:
 ## when one fails; the target fails when any did. EVIDENCE_TAR=path packs the
 ## files written (and the logs) into one tar.gz, to unpack at the repository
 ## root.
-EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-edges bench-edges-kernels bench-rf bench-launch bench-coldstart
+EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-closest bench-edges bench-edges-kernels bench-rf bench-launch bench-coldstart
 EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/gpu-accept-jit.json $(EVIDENCE_DIR)/replicated-1gpu.json \
 	$(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/coldstart-h200.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/crossings-h200.json $(RESULTS_DIR)/edges-h200.json \
 	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/edges-h200-kernels.json $(RESULTS_DIR)/edges-h200-kernels.txt \
