@@ -78,6 +78,8 @@ type Scene struct {
 	edgeOnce sync.Once   // builds the edge table on the first edge call
 	edges    *edge.Scene // the edge table over tables, and the edge mask
 	edgeGen  uint64      // counts edge mask changes (device copies follow it)
+
+	inst *geom.Instances // WithInstances: the instance table; nil on a mesh-only scene
 }
 
 // NewScene validates meshes, concatenates them (mesh i gets shape id i) and
@@ -102,6 +104,10 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 	}
 	if s.eng != nil {
 		s.backend, s.device = BackendCUDA, cfg.devices[0]
+		if err := s.setupInstances(ctx, cfg.instances); err != nil {
+			_ = s.eng.Close()
+			return nil, err
+		}
 		return s, nil
 	}
 	if len(cfg.devices) == 1 {
@@ -113,6 +119,10 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 	}
 	if s.backend != BackendCPU {
 		s.device = cfg.device
+	}
+	if err := s.setupInstances(ctx, cfg.instances); err != nil {
+		_ = s.eng.Close()
+		return nil, err
 	}
 	return s, nil
 }

@@ -108,6 +108,7 @@ type Engine interface {
 
 	Device
 	Multi
+	Instancing
 
 	// Close releases the engine's resources. Called once, under the
 	// scene's exclusive lock.
