@@ -39,8 +39,9 @@ type InstanceLayer struct {
 }
 
 // NewInstanceLayer builds one BVH per mesh of t (each over that mesh alone,
-// in its object space, with opt) and the top level over x, on s. It returns
-// once the builds have completed.
+// in its object space, with opt; Width 0 picks one layout for all by
+// AutoWidth over their total triangle count) and the top level over x, on
+// s. It returns once the builds have completed.
 func NewInstanceLayer(s *launch.Stream, t *geom.Tables, x *geom.Instances, opt Options) (l *InstanceLayer, err error) {
 	l = &InstanceLayer{dev: s.Device()}
 	defer func() {
@@ -49,6 +50,11 @@ func NewInstanceLayer(s *launch.Stream, t *geom.Tables, x *geom.Instances, opt O
 			l = nil
 		}
 	}()
+	if opt.Width == 0 {
+		// One layout for every geometry (the kernel is chosen per layer),
+		// picked for their combined footprint.
+		opt.Width = AutoWidth(t.NumFaces(), l.dev.L2Bytes())
+	}
 	ptrs := make([]uint64, 0, 2*t.NumMeshes())
 	info := make([]int32, 0, 2*t.NumMeshes())
 	for m, mesh := range t.Meshes() {

@@ -8,7 +8,7 @@ import (
 )
 
 // noInstances is why this engine refuses instanced scenes.
-const noInstances = "instanced scenes run on the CPU backend only for now"
+const noInstances = "instanced scenes run on one device (the CPU backend or the CUDA BVH) for now"
 
 // SetInstances refuses: this engine has no instance layer yet.
 func (e *Engine) SetInstances(context.Context, *geom.Instances) error {
