@@ -22,7 +22,7 @@ LAUNCH_RUNS  ?= 5
 COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-rf \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-instances bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -69,6 +69,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/launchbench ./benchmarks/launch
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/coldstart ./benchmarks/coldstart
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/instancebench ./benchmarks/instances
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/replicated ./benchmarks/replicated
@@ -181,6 +182,12 @@ bench-coldstart:
 ## layouts and OptiX) -> $(RESULTS_DIR)/geometry-h200.json.
 bench-geometry:
 	$(BIN)/geometry -out $(RESULTS_DIR)/geometry-h200.json
+
+## bench-instances: intersect over 1,024 instances of the light grid against
+## the compute scene's, transform updates, sampled rows checked against the
+## CPU reference -> $(RESULTS_DIR)/instances-h200.json.
+bench-instances:
+	$(BIN)/instancebench -out $(RESULTS_DIR)/instances-h200.json
 
 ## bench-edges: nearest-edge queries (4,194,304 points, segments, half rays;
 ## light and compute edges; build time) -> $(RESULTS_DIR)/edges-h200.json

@@ -148,6 +148,9 @@ func uploadPrefix[T launch.Elem](s *launch.Stream, b *launch.Buffer[T], src []T)
 	return v.Upload(s, src)
 }
 
+// Width is the node layout of the geometries' BVHs (2 or 4).
+func (l *InstanceLayer) Width() int { return l.width }
+
 // NumInstances is the number of instances.
 func (l *InstanceLayer) NumInstances() int { return l.numInst }
 
