@@ -145,3 +145,68 @@ func ExampleWithInstances() {
 	// t: [2 2.5] instances: [0 1] geometry: [0 0]
 	// t: [2 +Inf] instances: [0 -1]
 }
+
+// The façade's transform gradient equals central differences of the loss
+// gT·t + gP·p through a forward pass per perturbed transform entry.
+func TestInstanceTransformVJPMatchesForwardDifferences(t *testing.T) {
+	ctx := context.Background()
+	r := testscene.Rand(t)
+	// One large tilted triangle: the rows hit deep inside it, so the
+	// winner stays frozen under the finite-difference steps.
+	tri := rayd.Mesh{Vertices: []float32{-4, -4, 0, 4, -4, 0.3, 0, 4, -0.2}, Faces: []int32{0, 1, 2}}
+	xf := rayd.Transform{0.9, 0.2, 0.1, 0.05, -0.15, 1.1, 0.2, -0.1, 0.1, -0.2, 0.8, 0.3}
+	in := []rayd.Instance{{Geometry: 0, Transform: xf}}
+	s := instancedCPU(t, []rayd.Mesh{tri}, in)
+	const n = 64
+	o, d := make([]float32, 3*n), make([]float32, 3*n)
+	for i := range n {
+		o[3*i], o[3*i+1], o[3*i+2] = float32(0.3*r.Float64()-0.15), float32(0.3*r.Float64()-0.15), 4
+		d[3*i], d[3*i+1], d[3*i+2] = 0, 0, -1
+	}
+	rays := rayd.Rays{Origins: o, Directions: d}
+	h, err := s.Intersect(ctx, rays, rayd.FlagsAll)
+	require.NoError(t, err)
+	gT, gP := make([]float32, n), make([]float32, 3*n)
+	for i := range gT {
+		gT[i] = float32(r.NormFloat64())
+		gP[3*i], gP[3*i+1], gP[3*i+2] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	grad, err := s.InstanceTransformVJP(ctx, rays, h, rayd.IntersectCotangents{T: gT, P: gP})
+	require.NoError(t, err)
+	require.Len(t, grad, 12)
+	loss := func(xf rayd.Transform) float64 {
+		require.NoError(t, s.SetInstanceTransform(ctx, 0, xf))
+		hh, err := s.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		var l float64
+		for i := range n {
+			require.Equal(t, h.PrimID[i], hh.PrimID[i], "the winner must not change for this step")
+			l += float64(gT[i]) * float64(hh.T[i])
+			for k := range 3 {
+				l += float64(gP[i*3+k]) * float64(hh.P[3*i+k])
+			}
+		}
+		return l
+	}
+	base := in[0].Transform
+	const step = 1e-2 // float32 forward passes: a step far above their rounding
+	for k := range 12 {
+		hi, lo := base, base
+		hi[k] += step
+		lo[k] -= step
+		num := (loss(hi) - loss(lo)) / (float64(hi[k]) - float64(lo[k]))
+		require.InDelta(t, num, grad[k], 5e-3*(1+abs(num)), "entry %d", k)
+	}
+	_, err = s.InstanceTransformVJP(ctx, rays, h, rayd.IntersectCotangents{UV: make([]float32, 2*n)})
+	require.ErrorIs(t, err, rayd.ErrInvalidArgument)
+	h.InstanceID = nil
+	_, err = s.InstanceTransformVJP(ctx, rays, h, rayd.IntersectCotangents{T: gT})
+	require.ErrorIs(t, err, rayd.ErrInvalidArgument)
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -104,3 +104,65 @@ func inverse3(a [3][3]float64, m *[3][3]float64) bool {
 func mul3(m [3][3]float64, v [3]float64) [3]float64 {
 	return [3]float64{dot64(m[0], v), dot64(m[1], v), dot64(m[2], v)}
 }
+
+// TransformVJP is InstanceTransformVJP over a batch of forward rows: row i
+// (rays o, d, 3 values each) hit face prim[i] of instance inst[i] (−1: a
+// miss, skipped), with cotangents gT (one per row, or nil) and gP (three
+// per row, or nil). It returns the gradient with respect to every
+// instance's transform, 12 values per instance, summed over the rows in
+// row order in float64. Rows whose ray is parallel to the frozen face's
+// plane contribute nothing. Errors: a *LengthError for mismatched slices,
+// an *ArgumentError for an instance or face id out of range or a face of
+// another geometry than its instance's.
+func (s *InstancedScene) TransformVJP(o, d []float32, inst, prim []int32, gT, gP []float32) ([]float64, error) {
+	n := len(inst)
+	for _, c := range []struct {
+		name      string
+		got, want int
+		per       int
+	}{{"o", len(o), 3 * n, 3}, {"d", len(d), 3 * n, 3}, {"prim", len(prim), n, 1}} {
+		if c.got != c.want {
+			return nil, &LengthError{Field: c.name, Want: c.want, Got: c.got, PerRow: c.per}
+		}
+	}
+	if gT != nil && len(gT) != n {
+		return nil, &LengthError{Field: "gT", Want: n, Got: len(gT), PerRow: 1}
+	}
+	if gP != nil && len(gP) != 3*n {
+		return nil, &LengthError{Field: "gP", Want: 3 * n, Got: len(gP), PerRow: 3}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]float64, 12*s.inst.Len())
+	for i := range n {
+		id := inst[i]
+		if id < 0 {
+			continue
+		}
+		if int(id) >= s.inst.Len() {
+			return nil, &ArgumentError{Field: "inst", Reason: "row instance id out of range"}
+		}
+		rec := &s.inst.Records[id]
+		p := prim[i]
+		if p < 0 || int(p) >= s.tables.NumFaces() || s.tables.FaceShape[p] != rec.Geometry {
+			return nil, &ArgumentError{Field: "prim", Reason: "row face is not a face of its instance's geometry"}
+		}
+		var gt float64
+		if gT != nil {
+			gt = float64(gT[i])
+		}
+		var gp [3]float64
+		if gP != nil {
+			gp = [3]float64{float64(gP[3*i]), float64(gP[3*i+1]), float64(gP[3*i+2])}
+		}
+		p0, p1, p2 := s.tables.Triangle(int(p))
+		g, ok := InstanceTransformVJP(rec.Transform, [3][3]float32{p0, p1, p2}, row3(o, i), row3(d, i), gt, gp)
+		if !ok {
+			continue
+		}
+		for k := range 12 {
+			out[12*int(id)+k] += g[k]
+		}
+	}
+	return out, nil
+}

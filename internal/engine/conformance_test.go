@@ -132,6 +132,14 @@ func calls(tb *geom.Tables) map[string]func(ctx context.Context, e engine.Engine
 			_, err := e.IntersectInstanced(ctx, r, geom.FlagsAll)
 			return err
 		},
+		"InstanceTransformVJP": func(ctx context.Context, e engine.Engine) error {
+			if err := e.SetInstances(ctx, inst); err != nil {
+				return err
+			}
+			ids := make([]int32, 64)
+			_, err := e.InstanceTransformVJP(ctx, r, ids, make([]int32, 64), make([]float32, 64), nil)
+			return err
+		},
 		"IntersectVJP": func(ctx context.Context, e engine.Engine) error {
 			_, err := e.IntersectVJP(ctx, r, make([]int32, 64), nil, geom.IntersectCotangents{T: make([]float32, 64)})
 			return err
@@ -289,7 +297,7 @@ func TestEveryEngineAnswersEveryMethod(t *testing.T) {
 	for name := range table {
 		require.Contains(t, names, name, "the table names a method Engine does not have")
 	}
-	instancing := []string{"SetInstances", "UpdateInstances", "IntersectInstanced"}
+	instancing := []string{"SetInstances", "UpdateInstances", "IntersectInstanced", "InstanceTransformVJP"}
 	device := []string{"FastDevice", "WithStream", "IntersectInto", "TraceReflectionsInto", "VisibleInto", "IntersectVJPInto"}
 	for ename, e := range engines(t, tb) {
 		for _, m := range names {

@@ -25,4 +25,9 @@ type Instancing interface {
 	// reference ref.InstancedScene defines it), with Hits.InstanceID
 	// materialized under FlagGeometric.
 	IntersectInstanced(ctx context.Context, r Rays, flags geom.Flags) (*geom.Hits, error)
+	// InstanceTransformVJP is the frozen-winner backward pass of the
+	// instanced intersect with respect to the transforms (the CPU
+	// reference ref.InstancedScene.TransformVJP defines it): 12 float64
+	// values per instance, summed over the rows in row order.
+	InstanceTransformVJP(ctx context.Context, r Rays, inst, prim []int32, gT, gP []float32) ([]float64, error)
 }

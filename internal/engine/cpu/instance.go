@@ -35,3 +35,14 @@ func (e *Engine) IntersectInstanced(ctx context.Context, r engine.Rays, flags ge
 	}
 	return e.inst.Intersect(ctx, r.Origins, r.Directions, r.TMax, r.Active, flags)
 }
+
+// InstanceTransformVJP runs the reference's transform VJP.
+func (e *Engine) InstanceTransformVJP(ctx context.Context, r engine.Rays, inst, prim []int32, gT, gP []float32) ([]float64, error) {
+	if e.inst == nil {
+		return nil, engine.Unsupported(e.Describe(), "InstanceTransformVJP", "the scene has no instances")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.inst.TransformVJP(r.Origins, r.Directions, inst, prim, gT, gP)
+}

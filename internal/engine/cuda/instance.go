@@ -105,3 +105,9 @@ func (e *Engine) closeInstances() error {
 	e.inst = nil
 	return err
 }
+
+// InstanceTransformVJP refuses: the transform gradient has no device
+// kernel yet (the CPU backend computes it).
+func (e *Engine) InstanceTransformVJP(context.Context, engine.Rays, []int32, []int32, []float32, []float32) ([]float64, error) {
+	return nil, engine.Unsupported(e.Describe(), "InstanceTransformVJP", "the transform gradient runs on the CPU backend only for now")
+}

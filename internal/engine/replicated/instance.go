@@ -24,3 +24,8 @@ func (e *Engine) UpdateInstances(context.Context, int, int) error {
 func (e *Engine) IntersectInstanced(context.Context, engine.Rays, geom.Flags) (*geom.Hits, error) {
 	return nil, engine.Unsupported(e.Describe(), "Intersect (instanced)", noInstances)
 }
+
+// InstanceTransformVJP refuses: this engine has no instance layer yet.
+func (e *Engine) InstanceTransformVJP(context.Context, engine.Rays, []int32, []int32, []float32, []float32) ([]float64, error) {
+	return nil, engine.Unsupported(e.Describe(), "InstanceTransformVJP", noInstances)
+}
