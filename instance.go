@@ -47,9 +47,11 @@ func TransformFrom4x4(m [16]float32) (Transform, error) { return geom.TransformF
 // Which operations an instanced scene runs is listed in the README
 // ("Instances"): Intersect, UpdateVertices, SetInstanceTransform(s) and
 // Rebuild; the others return an *UnsupportedError naming the operation.
-// Instanced scenes run on the CPU backend and on the CUDA BVH
-// (BackendCUDA, a two-level walk bitwise equal to the CPU reference); an
-// OptiX or replicated scene refuses them at NewScene with ErrUnsupported.
+// Instanced scenes run on the CPU backend, on the CUDA BVH (BackendCUDA, a
+// two-level walk bitwise equal to the CPU reference) and on a replicated
+// scene of CUDA replicas (rows split across the replicas, each answering
+// with the one-GPU kernel; transform updates broadcast to every replica);
+// an OptiX scene refuses them at NewScene with ErrUnsupported.
 func WithInstances(instances []Instance) Option {
 	return func(c *config) error {
 		if len(instances) == 0 {

@@ -67,3 +67,46 @@ func TestGPUInstancedSceneMatchesReference(t *testing.T) {
 	require.NoError(t, want.Refit(ctx))
 	check("vertices updated")
 }
+
+// TestGPUInstancedReplicatedEqualsOneGPU: a replicated instanced scene
+// (two devices, or two replicas on one device) answers Intersect bit for
+// bit like the one-GPU scene and the CPU reference, with the rows split
+// unevenly, and follows a transform update broadcast to every replica.
+func TestGPUInstancedReplicatedEqualsOneGPU(t *testing.T) {
+	devs, same := gputest.ReplicaDevices(t)
+	ctx := context.Background()
+	r := testscene.Rand(t)
+	meshes := []rayd.Mesh{testscene.Grid(20, 1.5, 0), testscene.Soup(r, 600, 0.1)}
+	in := testscene.RandomInstances(r, len(meshes), 200, 1.5)
+	rep, err := rayd.NewScene(ctx, meshes, rayd.WithInstances(in), rayd.WithDevices(devs...),
+		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1, AllowSameDevice: same, Weights: []float64{1, 2}}))
+	require.NoError(t, err)
+	defer rep.Close()
+	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA), rayd.WithDevice(devs[0]), rayd.WithInstances(in))
+	require.NoError(t, err)
+	defer one.Close()
+	tb, err := geom.BuildTables(meshes)
+	require.NoError(t, err)
+	o, d, tmax := testscene.RandomRays(r, tb, 30001)
+	active := make([]bool, len(tmax))
+	for i := range active {
+		active[i] = r.IntN(7) != 0
+	}
+	rays := rayd.Rays{Origins: o, Directions: d, TMax: tmax, Active: active}
+	check := func(what string) {
+		t.Helper()
+		a, err := rep.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		b, err := one.Intersect(ctx, rays, rayd.FlagsAll)
+		require.NoError(t, err)
+		require.True(t, testscene.SameHits(b, a), "%s: first difference at row %d", what, testscene.FirstDiff(b, a))
+	}
+	check("built")
+	moved := make([]rayd.Transform, 200)
+	for i := range moved {
+		moved[i] = testscene.RandomTransform(r, 1.5)
+	}
+	require.NoError(t, rep.SetInstanceTransforms(ctx, 0, moved))
+	require.NoError(t, one.SetInstanceTransforms(ctx, 0, moved))
+	check("transforms updated")
+}
