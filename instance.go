@@ -51,7 +51,8 @@ func TransformFrom4x4(m [16]float32) (Transform, error) { return geom.TransformF
 // two-level walk bitwise equal to the CPU reference) and on a replicated
 // scene of CUDA replicas (rows split across the replicas, each answering
 // with the one-GPU kernel; transform updates broadcast to every replica);
-// an OptiX scene refuses them at NewScene with ErrUnsupported.
+// BackendAuto picks the CUDA BVH for them; an explicit BackendOptiX
+// refuses them at NewScene with ErrUnsupported.
 func WithInstances(instances []Instance) Option {
 	return func(c *config) error {
 		if len(instances) == 0 {

@@ -145,6 +145,9 @@ func newSingle(ctx context.Context, cfg *config, t *geom.Tables) (engine.Engine,
 		return e, cfg.backend, nil
 	}
 	b := AutoBackend(cfg.device)
+	if b == BackendOptiX && cfg.instances != nil {
+		b = BackendCUDA // the instance layer runs on the CUDA BVH
+	}
 	kind := cuda.BVH
 	if b == BackendOptiX {
 		kind = cuda.OptiX
