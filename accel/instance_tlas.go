@@ -2,7 +2,6 @@ package accel
 
 import (
 	"math"
-	"slices"
 
 	"github.com/rayd-go/rayd/geom"
 )
@@ -54,16 +53,20 @@ func ObjectBounds(t *geom.Tables) (lo, hi [][3]float64) {
 // instanceBox is the inflated world box of instance record r over the
 // object box (lo, hi) of its geometry, and the instance's condition number.
 func instanceBox(r *geom.InstanceRecord, lo, hi [3]float64) (box64, float64) {
-	b := emptyBox64()
-	for c := range 8 {
-		p := [3]float64{lo[0], lo[1], lo[2]}
-		for k := range 3 {
-			if c&(1<<k) != 0 {
-				p[k] = hi[k]
-			}
+	// The exact box of the mapped box: centre A·c + t, half-extent |A|·e.
+	var b box64
+	for i := range 3 {
+		var c, e, m float64
+		for j := range 3 {
+			a := float64(r.Transform[4*i+j])
+			c += a * (lo[j] + hi[j]) / 2
+			e += math.Abs(a) * (hi[j] - lo[j]) / 2
+			m += math.Abs(a) * max(math.Abs(lo[j]), math.Abs(hi[j]))
 		}
-		w := r.Transform.Apply(p)
-		b.grow(box64{lo: w, hi: w})
+		t := float64(r.Transform[4*i+3])
+		c += t
+		e += (m + math.Abs(t)) * 0x1p-48 // covers the rounding of the sums above
+		b.lo[i], b.hi[i] = c-e, c+e
 	}
 	var na, ni, tmag, mag float64
 	for i := range 3 {
@@ -88,25 +91,28 @@ func instanceBox(r *geom.InstanceRecord, lo, hi [3]float64) (box64, float64) {
 // BuildTLAS builds the top level over the instances of x, whose geometries
 // have the object boxes (lo, hi) (ObjectBounds). Median splits on the
 // longest centroid axis keep the tree balanced: its depth is about
-// log2(instances/TLASLeafSize)+1, far below the kernels' stack of 64.
+// log2(instances/TLASLeafSize)+1, far below the kernels' stack of 64. The
+// build is deterministic (ties in the split order go to the lower id) and
+// takes well under a millisecond for thousands of instances, so transform
+// updates rebuild it rather than refit it.
 func BuildTLAS(x *geom.Instances, lo, hi [][3]float64) *TLAS {
 	n := x.Len()
-	boxes := make([]box64, n)
+	tb := &tlasBuilder{boxes: make([]box64, n), cents: make([][3]float64, n), order: make([]int32, n),
+		words: make([]uint32, 0, NodeWords*(2*n/TLASLeafSize+2))}
 	kmax := 1.0
 	for i := range x.Records {
 		r := &x.Records[i]
 		var k float64
-		boxes[i], k = instanceBox(r, lo[r.Geometry], hi[r.Geometry])
+		tb.boxes[i], k = instanceBox(r, lo[r.Geometry], hi[r.Geometry])
 		kmax = max(kmax, k)
+		for a := range 3 {
+			tb.cents[i][a] = tb.boxes[i].lo[a] + tb.boxes[i].hi[a]
+		}
+		tb.order[i] = int32(i)
 	}
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	tb := &tlasBuilder{boxes: boxes, order: order}
 	// The root is a child-pair node; a scene of one leaf repeats it in
 	// both slots (its instances are tested twice, which changes nothing).
-	tb.nodes = append(tb.nodes, 0)
+	tb.alloc()
 	if n <= TLASLeafSize {
 		ref, box := tb.leaf(0, n)
 		tb.setNode(0, [2]box64{box, box}, [2]int32{ref, ref})
@@ -120,55 +126,45 @@ func BuildTLAS(x *geom.Instances, lo, hi [][3]float64) *TLAS {
 
 type tlasBuilder struct {
 	boxes []box64
+	cents [][3]float64 // twice the box centres
 	order []int32
-	nodes []int // placeholder per node; words holds the encoding
 	words []uint32
 	depth int
 }
 
-func (tb *tlasBuilder) bounds(first, count int) box64 {
+// alloc appends an empty node and returns its index.
+func (tb *tlasBuilder) alloc() int {
+	tb.words = append(tb.words, make([]uint32, NodeWords)...)
+	return len(tb.words)/NodeWords - 1
+}
+
+func (tb *tlasBuilder) leaf(first, count int) (int32, box64) {
 	b := emptyBox64()
 	for _, id := range tb.order[first : first+count] {
 		b.grow(tb.boxes[id])
 	}
-	return b
+	return ^int32(first<<LeafCountBits | (count - 1)), b
 }
 
-func (tb *tlasBuilder) leaf(first, count int) (int32, box64) {
-	return ^int32(first<<LeafCountBits | (count - 1)), tb.bounds(first, count)
-}
-
-// split fills node ni with the two halves of order[first:first+count].
-func (tb *tlasBuilder) split(ni, first, count, depth int) {
+// split fills node ni with the two halves of order[first:first+count] and
+// returns the bounds of the range.
+func (tb *tlasBuilder) split(ni, first, count, depth int) box64 {
 	tb.depth = max(tb.depth, depth)
-	cb := emptyBox64()
-	for _, id := range tb.order[first : first+count] {
-		b := tb.boxes[id]
-		var c [3]float64
-		for k := range 3 {
-			c[k] = (b.lo[k] + b.hi[k]) / 2
+	part := tb.order[first : first+count]
+	clo, chi := tb.cents[part[0]], tb.cents[part[0]]
+	for _, id := range part[1:] {
+		for a := range 3 {
+			clo[a], chi[a] = min(clo[a], tb.cents[id][a]), max(chi[a], tb.cents[id][a])
 		}
-		cb.grow(box64{lo: c, hi: c})
 	}
 	axis := 0
-	for k := 1; k < 3; k++ {
-		if cb.hi[k]-cb.lo[k] > cb.hi[axis]-cb.lo[axis] {
-			axis = k
+	for a := 1; a < 3; a++ {
+		if chi[a]-clo[a] > chi[axis]-clo[axis] {
+			axis = a
 		}
 	}
-	part := tb.order[first : first+count]
-	slices.SortStableFunc(part, func(a, b int32) int {
-		ca := tb.boxes[a].lo[axis] + tb.boxes[a].hi[axis]
-		cbb := tb.boxes[b].lo[axis] + tb.boxes[b].hi[axis]
-		switch {
-		case ca < cbb:
-			return -1
-		case ca > cbb:
-			return 1
-		}
-		return int(a - b)
-	})
 	half := count / 2
+	tb.selectNth(part, half, axis)
 	var refs [2]int32
 	var boxes [2]box64
 	for c, span := range [2][2]int{{first, half}, {first + half, count - half}} {
@@ -176,19 +172,66 @@ func (tb *tlasBuilder) split(ni, first, count, depth int) {
 			refs[c], boxes[c] = tb.leaf(span[0], span[1])
 			continue
 		}
-		child := len(tb.nodes)
-		tb.nodes = append(tb.nodes, 0)
-		tb.split(child, span[0], span[1], depth+1)
-		refs[c], boxes[c] = int32(child), tb.bounds(span[0], span[1])
+		child := tb.alloc()
+		boxes[c] = tb.split(child, span[0], span[1], depth+1)
+		refs[c] = int32(child)
 	}
 	tb.setNode(ni, boxes, refs)
+	all := boxes[0]
+	all.grow(boxes[1])
+	return all
+}
+
+// less orders instances by centroid along axis, ties to the lower id.
+func (tb *tlasBuilder) less(a, b int32, axis int) bool {
+	ca, cb := tb.cents[a][axis], tb.cents[b][axis]
+	return ca < cb || (ca == cb && a < b)
+}
+
+// selectNth rearranges part so that part[:k] holds its k smallest entries
+// under less and part[k:] the others (Hoare quickselect with a
+// median-of-three pivot: deterministic, linear on average).
+func (tb *tlasBuilder) selectNth(part []int32, k, axis int) {
+	lo, hi := 0, len(part)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		if tb.less(part[mid], part[lo], axis) {
+			part[lo], part[mid] = part[mid], part[lo]
+		}
+		if tb.less(part[hi], part[lo], axis) {
+			part[lo], part[hi] = part[hi], part[lo]
+		}
+		if tb.less(part[hi], part[mid], axis) {
+			part[mid], part[hi] = part[hi], part[mid]
+		}
+		pivot := part[mid]
+		i, j := lo, hi
+		for i <= j {
+			for tb.less(part[i], pivot, axis) {
+				i++
+			}
+			for tb.less(pivot, part[j], axis) {
+				j--
+			}
+			if i <= j {
+				part[i], part[j] = part[j], part[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // setNode writes node ni's child boxes, rounded outward to float32, and refs.
 func (tb *tlasBuilder) setNode(ni int, boxes [2]box64, refs [2]int32) {
-	for len(tb.words) < NodeWords*len(tb.nodes) {
-		tb.words = append(tb.words, 0)
-	}
 	w := tb.words[NodeWords*ni : NodeWords*(ni+1)]
 	for c := range 2 {
 		lo, hi := boxes[c].lo, boxes[c].hi
