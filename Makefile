@@ -22,7 +22,7 @@ LAUNCH_RUNS  ?= 5
 COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-crossings bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-crossings bench-instances bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -70,6 +70,7 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/coldstart ./benchmarks/coldstart
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/geometry ./benchmarks/geometry
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/crossings ./benchmarks/crossings
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/instancebench ./benchmarks/instances
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rfbench ./benchmarks/rf
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/edgebench ./benchmarks/edges
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/closestbench ./benchmarks/closest
@@ -84,7 +85,7 @@ gpu-bins:
 ## the benchmarks), in one archive to carry to a GPU machine that has no
 ## Go; gpu-evidence-run unpacks it into $(BIN) there.
 GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
-GPU_PACK_BINS := gpuaccept launchbench coldstart geometry crossings rfbench edgebench closestbench replicated overhead rayd
+GPU_PACK_BINS := gpuaccept launchbench coldstart geometry crossings instancebench rfbench edgebench closestbench replicated overhead rayd
 gpu-pack: gpu-bins
 	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
 	@ls -l $(GPU_PACK)
@@ -117,7 +118,7 @@ gpu-census:
 ## when one fails; the target fails when any did. EVIDENCE_TAR=path packs the
 ## files written (and the logs) into one tar.gz, to unpack at the repository
 ## root.
-EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-closest bench-edges bench-edges-kernels bench-rf bench-launch bench-coldstart
+EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-closest bench-instances bench-edges bench-edges-kernels bench-rf bench-launch bench-coldstart
 EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/gpu-accept-jit.json $(EVIDENCE_DIR)/replicated-1gpu.json \
 	$(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/coldstart-h200.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/crossings-h200.json $(RESULTS_DIR)/edges-h200.json \
 	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/edges-h200-kernels.json $(RESULTS_DIR)/edges-h200-kernels.txt \
@@ -190,6 +191,11 @@ bench-geometry:
 ## checked against the CPU reference -> $(RESULTS_DIR)/crossings-h200.json.
 bench-crossings:
 	$(BIN)/crossings -out $(RESULTS_DIR)/crossings-h200.json
+## bench-instances: intersect over 1,024 instances of the light grid against
+## the compute scene's, transform updates, sampled rows checked against the
+## CPU reference -> $(RESULTS_DIR)/instances-h200.json.
+bench-instances:
+	$(BIN)/instancebench -out $(RESULTS_DIR)/instances-h200.json
 
 ## bench-edges: nearest-edge queries (4,194,304 points, segments, half rays;
 ## light and compute edges; build time) -> $(RESULTS_DIR)/edges-h200.json

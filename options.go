@@ -22,12 +22,13 @@ const (
 )
 
 type config struct {
-	backend Backend
-	device  int
-	logger  *slog.Logger
-	devices []int               // WithDevices (nil: not given)
-	multi   *MultiDeviceOptions // WithMultiDevice
-	source  ReplicaSource       // WithReplicaSource
+	backend   Backend
+	device    int
+	logger    *slog.Logger
+	devices   []int               // WithDevices (nil: not given)
+	multi     *MultiDeviceOptions // WithMultiDevice
+	source    ReplicaSource       // WithReplicaSource
+	instances []Instance          // WithInstances (nil: a mesh-only scene)
 }
 
 // Option configures NewScene.

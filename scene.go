@@ -87,6 +87,8 @@ type Scene struct {
 	edgeOnce sync.Once   // builds the edge table on the first edge call
 	edges    *edge.Scene // the edge table over tables, and the edge mask
 	edgeGen  uint64      // counts edge mask changes (device copies follow it)
+
+	inst *geom.Instances // WithInstances: the instance table; nil on a mesh-only scene
 }
 
 // NewScene validates meshes, concatenates them (mesh i gets shape id i) and
@@ -111,6 +113,10 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 	}
 	if s.eng != nil {
 		s.backend, s.device = BackendCUDA, cfg.devices[0]
+		if err := s.setupInstances(ctx, cfg.instances); err != nil {
+			_ = s.eng.Close()
+			return nil, err
+		}
 		return s, nil
 	}
 	if len(cfg.devices) == 1 {
@@ -122,6 +128,10 @@ func NewScene(ctx context.Context, meshes []Mesh, opts ...Option) (*Scene, error
 	}
 	if s.backend != BackendCPU {
 		s.device = cfg.device
+	}
+	if err := s.setupInstances(ctx, cfg.instances); err != nil {
+		_ = s.eng.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -144,6 +154,9 @@ func newSingle(ctx context.Context, cfg *config, t *geom.Tables) (engine.Engine,
 		return e, cfg.backend, nil
 	}
 	b := AutoBackend(cfg.device)
+	if b == BackendOptiX && cfg.instances != nil {
+		b = BackendCUDA // the instance layer runs on the CUDA BVH
+	}
 	kind := cuda.BVH
 	if b == BackendOptiX {
 		kind = cuda.OptiX

@@ -30,6 +30,10 @@ type Hits struct {
 	LocalPrimID []int32
 	// GlobalPrimID is the global face id (FlagGeometric).
 	GlobalPrimID []int32
+	// InstanceID is the instance of the hit (FlagGeometric on a scene with
+	// instances; nil on a mesh-only scene). ShapeID is then the instanced
+	// geometry and the prim ids are that geometry's faces.
+	InstanceID []int32
 }
 
 // NewHits allocates a record of n rows for the fields selected by flags
@@ -90,7 +94,7 @@ func (h *Hits) SetMiss(i int) {
 	if h.UV != nil {
 		h.UV[2*i], h.UV[2*i+1] = 0, 0
 	}
-	for _, ids := range [][]int32{h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID} {
+	for _, ids := range [][]int32{h.ShapeID, h.PrimID, h.LocalPrimID, h.GlobalPrimID, h.InstanceID} {
 		if ids != nil {
 			ids[i] = InvalidID
 		}

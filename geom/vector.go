@@ -18,16 +18,22 @@ func Rsqrt(x float32) float32 {
 // l2 = (nx*nx + ny*ny) + nz*nz; s = Rsqrt(max(l2, floor)); n*s.
 // intersect uses floor = NormalFloor, trace_reflections ReflectionNormalFloor.
 func FaceNormal(p0, p1, p2 [3]float32, floor float32) [3]float32 {
+	n := FaceCross(p0, p1, p2)
+	l2 := float32(float32(float32(n[0]*n[0])+float32(n[1]*n[1])) + float32(n[2]*n[2]))
+	s := Rsqrt(max(l2, floor))
+	return [3]float32{float32(n[0] * s), float32(n[1] * s), float32(n[2] * s)}
+}
+
+// FaceCross is the unnormalised face normal e1×e2 of FaceNormal, in its
+// operation order.
+func FaceCross(p0, p1, p2 [3]float32) [3]float32 {
 	e1 := sub3(p1, p0)
 	e2 := sub3(p2, p0)
-	n := [3]float32{
+	return [3]float32{
 		float32(float32(e1[1]*e2[2]) - float32(e1[2]*e2[1])),
 		float32(float32(e1[2]*e2[0]) - float32(e1[0]*e2[2])),
 		float32(float32(e1[0]*e2[1]) - float32(e1[1]*e2[0])),
 	}
-	l2 := float32(float32(float32(n[0]*n[0])+float32(n[1]*n[1])) + float32(n[2]*n[2]))
-	s := Rsqrt(max(l2, floor))
-	return [3]float32{float32(n[0] * s), float32(n[1] * s), float32(n[2] * s)}
 }
 
 // Interpolate is the barycentric point p0 + u·(p1−p0) + v·(p2−p0), per

@@ -215,7 +215,8 @@ func SameHits(a, b *geom.Hits) bool {
 	return a.Flags == b.Flags && EqualBits(a.T, b.T) && EqualBits(a.P, b.P) && EqualBits(a.N, b.N) &&
 		EqualBits(a.GeoN, b.GeoN) && EqualBits(a.Bary, b.Bary) && EqualBits(a.UV, b.UV) &&
 		EqualSlices(a.ShapeID, b.ShapeID) && EqualSlices(a.PrimID, b.PrimID) &&
-		EqualSlices(a.LocalPrimID, b.LocalPrimID) && EqualSlices(a.GlobalPrimID, b.GlobalPrimID)
+		EqualSlices(a.LocalPrimID, b.LocalPrimID) && EqualSlices(a.GlobalPrimID, b.GlobalPrimID) &&
+		EqualSlices(a.InstanceID, b.InstanceID)
 }
 
 func SameReflections(a, b *geom.Reflections) bool {

@@ -24,6 +24,7 @@ import (
 type Engine struct {
 	tables *geom.Tables
 	s      *ref.Scene
+	inst   *ref.InstancedScene // nil until SetInstances
 }
 
 var _ engine.Engine = (*Engine)(nil)

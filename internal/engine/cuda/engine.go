@@ -68,6 +68,7 @@ type Engine struct {
 	slots    chan *slot
 	edges    deviceEdges // built on the first edge query
 	blockers blockerBVH  // OptiX engines: the BVH of the visibility variants and RF
+	inst     *instances  // the instance layer of a scene with instances, or nil
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -216,7 +217,7 @@ func (e *Engine) Close() error {
 	if e.tr != nil {
 		errs = append(errs, e.tr.Close())
 	}
-	errs = append(errs, e.edges.drop(), e.blockers.drop())
+	errs = append(errs, e.edges.drop(), e.blockers.drop(), e.closeInstances())
 	close(e.slots)
 	for sl := range e.slots {
 		for _, b := range sl.f32 {

@@ -61,6 +61,7 @@ type Engine struct {
 	tables *geom.Tables
 	mask   []bool // the last edge mask broadcast (re-applied by Rebuild)
 	slots  chan *masterSlot
+	inst   *instances // the instance layer of a scene with instances, or nil
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -187,7 +188,7 @@ func (e *Engine) poisonNote(err error) error {
 
 // Close closes the layer, the master slots and the source it opened.
 func (e *Engine) Close() error {
-	err := e.l.Close()
+	err := errors.Join(e.closeInstances(), e.l.Close())
 	close(e.slots)
 	for m := range e.slots {
 		m.close()

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/workload"
+	"github.com/rayd-go/rayd/ref"
+)
+
+// The benchmark's instance set is deterministic, valid, a quarter of the
+// cube wide per instance, and the incoherent rays hit it often (on the CPU
+// reference, a small batch).
+func TestPlacementIsDenseAndDeterministic(t *testing.T) {
+	a, b := placement(1024, 7), placement(1024, 7)
+	require.Equal(t, a, b)
+	require.NotEqual(t, a, placement(1024, 8))
+	light, _, _ := workload.Light.Build()
+	lt, err := geom.BuildTables([]geom.Mesh{light})
+	require.NoError(t, err)
+	x, err := geom.BuildInstances(lt, a)
+	require.NoError(t, err)
+	for _, r := range x.Records {
+		for j := range 3 {
+			c := float64(r.Transform[j])*float64(r.Transform[j]) + float64(r.Transform[4+j])*float64(r.Transform[4+j]) +
+				float64(r.Transform[8+j])*float64(r.Transform[8+j])
+			require.InDelta(t, 1.0/64, c, 1e-6, "columns of length 1/8")
+		}
+	}
+	s, err := ref.NewInstancedScene(context.Background(), lt, x)
+	require.NoError(t, err)
+	o, d := workload.VolumeRays(2000, workload.VolumeRaySeed)
+	h, err := s.Intersect(context.Background(), o, d, nil, nil, geom.FlagGeometric)
+	require.NoError(t, err)
+	hits := 0
+	for i := range h.Len() {
+		if h.Valid(i) {
+			hits++
+		}
+	}
+	require.Greater(t, hits, 1000, "most incoherent rays hit the instances")
+}
