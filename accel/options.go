@@ -14,7 +14,9 @@ type Options struct {
 	IntersectCost float32
 	// Width selects the node layout: 2 (child-pair nodes, full-precision
 	// boxes) or 4 (quad nodes: 4 quantized boxes in the same 64 bytes, half
-	// the node fetches per ray); 0 ⇒ chosen per build by AutoWidth.
+	// the node fetches per ray) or 8 (compressed wide nodes of 80 bytes with
+	// up to eight quantized children, MaxLeafSize ≤ WideMaxLeafSize; see
+	// WideNodeWords); 0 ⇒ chosen per build by AutoWidth.
 	Width int
 }
 
@@ -62,8 +64,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Width == 0 {
 		o.Width = DefaultWidth
 	}
-	if o.Width != 2 && o.Width != 4 {
-		return o, fmt.Errorf("accel: Options.Width %d, want 2 or 4", o.Width)
+	if o.Width != 2 && o.Width != 4 && o.Width != 8 {
+		return o, fmt.Errorf("accel: Options.Width %d, want 2, 4 or 8", o.Width)
+	}
+	if o.Width == 8 && o.MaxLeafSize > WideMaxLeafSize {
+		return o, fmt.Errorf("accel: Options.MaxLeafSize %d exceeds %d, the limit of Width 8", o.MaxLeafSize, WideMaxLeafSize)
 	}
 	if o.MaxLeafSize < 1 || o.MaxLeafSize > MaxLeafSize {
 		return o, fmt.Errorf("accel: Options.MaxLeafSize %d not in [1,%d]", o.MaxLeafSize, MaxLeafSize)
