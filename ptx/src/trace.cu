@@ -1,13 +1,14 @@
 // trace.cu: ray queries over the triangle BVH of bvh_build.cu — closest hit
 // (intersect), specular reflection chains and segment visibility, each over
-// child-pair nodes (rayd_*) and over quad nodes (rayd_*4) — plus a
-// brute-force intersect for tests, and intersect split in two: a compact
-// 16-byte record per row (rayd_intersect_compact*) and its expansion into
-// the full record (rayd_expand_hits). One thread per ray; the traversal and
-// the watertight test live in rayd.cuh.
+// child-pair nodes (rayd_*), quad nodes (rayd_*4) and compressed wide nodes
+// (rayd_*8) — plus a brute-force intersect for tests, and intersect split
+// in two: a compact 16-byte record per row (rayd_intersect_compact*) and its
+// expansion into the full record (rayd_expand_hits). One thread per ray; the
+// traversal and the watertight test live in rayd.cuh.
 //
 // Common parameters:
-//   nodes      float4[4·num_nodes]  child-pair nodes (root 0)
+//   nodes      float4[4·num_nodes]  child-pair or quad nodes (root 0); wide
+//                                   nodes (rayd_*8): float4[5·num_nodes]
 //   tris       float4[3·num_tris]   triangle records in leaf order
 //   num_tris   int                  0: every row misses
 //   counter    uint32[1] | null     null: one row per thread, grid covers n;
@@ -344,6 +345,16 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect4(
     intersect_kernel<4>(INTERSECT_ARGS);
 }
 
+// rayd_intersect8: rayd_intersect over compressed wide nodes (same parameters).
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter) {
+    intersect_kernel<8>(INTERSECT_ARGS);
+}
+
 // rayd_intersect_brute(tris, num_tris, o, d, tmax, active, n, flags, out_t,
 // out_p, out_n, out_geo_n, out_uv, out_bary, out_shape, out_prim, out_local,
 // out_global): rayd_intersect by a loop over every triangle (tests, and the
@@ -383,6 +394,14 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_compact4(
     const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
     uint4* __restrict__ out, unsigned int* counter) {
     compact_kernel<4>(nodes, tris, num_tris, o, d, tmax, active, n, out, counter);
+}
+
+// rayd_intersect_compact8: rayd_intersect_compact over compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_compact8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    uint4* __restrict__ out, unsigned int* counter) {
+    compact_kernel<8>(nodes, tris, num_tris, o, d, tmax, active, n, out, counter);
 }
 
 // rayd_expand_hits(tris, num_tris, o, d, compact, n, flags, out_t, out_p,
@@ -448,6 +467,16 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections4(
                           out_images, counter);
 }
 
+// rayd_trace_reflections8: rayd_trace_reflections over compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter) {
+    reflections_kernel<8>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                          out_images, counter);
+}
+
 // rayd_visible(nodes, tris, num_tris, start, end, active, n, out, counter):
 // segment visibility over child-pair nodes, spec §4.1: D = end − start,
 // L = |D|; L ≤ 2e-5 ⇒ 1; else dir = D/L, origin = start + 1e-5·dir, and 1
@@ -475,6 +504,16 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_visible4(const float4* __r
                                                                const unsigned char* __restrict__ active, int n,
                                                                unsigned char* __restrict__ out, unsigned int* counter) {
     visible_kernel<4>(nodes, tris, num_tris, start, end, active, n, out, counter);
+}
+
+// rayd_visible8: rayd_visible over compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible8(const float4* __restrict__ nodes,
+                                                               const float4* __restrict__ tris, int num_tris,
+                                                               const float* __restrict__ start,
+                                                               const float* __restrict__ end,
+                                                               const unsigned char* __restrict__ active, int n,
+                                                               unsigned char* __restrict__ out, unsigned int* counter) {
+    visible_kernel<8>(nodes, tris, num_tris, start, end, active, n, out, counter);
 }
 
 }  // extern "C"
