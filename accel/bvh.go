@@ -255,8 +255,14 @@ func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*
 		_ = b.Close()
 		return nil, fmt.Errorf("%w: height %d", ErrDepthExceeded, b.height)
 	}
-	if opt.Width == 4 { // the status holds the child-pair height (Width 8: the wide height)
+	switch opt.Width {
+	case 4: // the status holds the child-pair height (Width 8: the wide height)
 		b.height = (b.height + 1) / 2
+	case 8:
+		if err := b.shrinkWide(s); err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("accel: build: %w", err)
+		}
 	}
 	if !keepRefit {
 		b.kept = buildViews{}
