@@ -51,10 +51,13 @@ type wideGroup struct {
 	base, imask, todo uint32
 }
 
-// traceWide is trace over a Width 8 layout (rayd.cuh traverse8): a node's
-// hit internal children are visited in the ray's octant order, the
-// triangles of its hit leaves are tested when the node is. Stack entries
-// are node groups with their unvisited hit children.
+// traceWide is trace over a Width 8 layout (rayd.cuh traverse8 as one lane
+// runs it alone): a node's hit internal children are visited in the ray's
+// octant order, the triangles of its hit leaves are tested right after the
+// node (the device postpones them while other lanes of its warp still
+// traverse, which changes the order of the tests, never the hit: the
+// closest-hit rule is order-independent). Stack entries are node groups
+// with their unvisited hit children.
 func (l *Layout) traceWide(r *slabRay, o, d [3]float32, tmin float32, best Hit, any bool, st *TraceStats) Hit {
 	x := wideOrder(r.inv)
 	stack := make([]wideGroup, 0, MaxDepth)
