@@ -154,15 +154,19 @@ func (b *BVH) runRefit(r runner) error {
 // wideCollapseThreads is the block of rayd_bvh_collapse_wide (one block).
 const wideCollapseThreads = 1024
 
-// runCollapseWide queues the Width 8 tail of a build (bvh_wide.cuh): the
-// breadth-first collapse, the node emission and the triangle records in the
-// wide order.
+// runCollapseWide queues the Width 8 tail of a build (bvh_build.cu): every
+// internal node's wide slots in parallel, the breadth-first numbering in
+// one block, the node emission and the triangle records in the wide order.
 func (b *BVH) runCollapseWide(k *kernelLauncher, v *buildViews, n int) {
 	g := b.geo
-	k.run("rayd_bvh_collapse_wide", launch.Blocks(1, 1), launch.Threads(wideCollapseThreads), int32(n), v.child,
-		v.first, v.count, v.info, v.nodeBox, v.vals, v.wideRoot, v.wideBase, v.wideOrder, v.status)
 	gi, bi := threads1D(max(n-1, 1), buildThreads)
-	k.run("rayd_bvh_emit_wide", gi, bi, int32(n), v.child, v.first, v.count, v.info, v.nodeBox, v.wideRoot,
+	if n > 1 {
+		k.run("rayd_bvh_slots_wide", gi, bi, int32(n), v.child, v.first, v.count, v.info, v.nodeBox, v.wideSlots,
+			v.wideCounts)
+	}
+	k.run("rayd_bvh_collapse_wide", launch.Blocks(1, 1), launch.Threads(wideCollapseThreads), int32(n), v.first,
+		v.count, v.info, v.vals, v.wideSlots, v.wideCounts, v.wideRoot, v.wideBase, v.wideOrder, v.status)
+	k.run("rayd_bvh_emit_wide", gi, bi, int32(n), v.first, v.count, v.info, v.nodeBox, v.wideSlots, v.wideRoot,
 		v.wideBase, v.status, b.nodes)
 	grid, blk := threads1D(n, buildThreads)
 	k.run("rayd_bvh_write_tris", grid, blk, g.Vertices, g.Faces, nullable(g.FaceShape), nullable(g.FaceLocal),

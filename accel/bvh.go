@@ -61,7 +61,7 @@ type buildViews struct {
 	status, faceBoxes, keys, vals, keys2, vals2, hist, histSums *launch.Buffer[uint32]
 	child, parent, first, count, counter, nodeBox, cost, info   *launch.Buffer[uint32]
 	flags, idx, idxSums                                         *launch.Buffer[uint32]
-	wideRoot, wideBase, wideOrder                               *launch.Buffer[uint32] // Width 8 collapse
+	wideSlots, wideCounts, wideRoot, wideBase, wideOrder        *launch.Buffer[uint32] // Width 8 collapse
 }
 
 // NumTris is the number of triangles (faces).
@@ -222,6 +222,8 @@ func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*
 	tmpA.add(&v.histSums, histTiles+1)
 	tmpA.add(&v.cost, 2*n-1)
 	if opt.Width == 8 {
+		tmpA.add(&v.wideSlots, 8*max(ni, 1))
+		tmpA.add(&v.wideCounts, max(ni, 1))
 		tmpA.add(&v.wideRoot, max(ni, 1))
 		tmpA.add(&v.wideBase, 2*max(ni, 1))
 		tmpA.add(&v.wideOrder, n)

@@ -162,7 +162,8 @@ func TestLaunchArgumentsMatchKernels(t *testing.T) {
 		v := &b.kept
 		for _, p := range []**launch.Buffer[uint32]{&v.status, &v.faceBoxes, &v.keys, &v.vals, &v.keys2, &v.vals2,
 			&v.hist, &v.histSums, &v.child, &v.parent, &v.first, &v.count, &v.counter, &v.nodeBox, &v.cost, &v.info,
-			&v.flags, &v.idx, &v.idxSums, &v.wideRoot, &v.wideBase, &v.wideOrder} {
+			&v.flags, &v.idx, &v.idxSums, &v.wideSlots, &v.wideCounts, &v.wideRoot, &v.wideBase,
+			&v.wideOrder} {
 			*p = buf[uint32]()
 		}
 		if err := b.runBuild(rec, 1, 1, 1); err != nil {

@@ -17,48 +17,54 @@ __device__ __forceinline__ float box_half_area(const float* __restrict__ node_bo
 // wide_collapse: the children of the wide node rooted at internal node i
 // (hostTree.wideCollapse): i's two children, the openable child with the
 // largest half area replaced in place by its two children until eight.
+// area[k] caches the half area of an openable list[k] (−1: not openable).
 __device__ __forceinline__ int wide_collapse(int i, int n, const int* __restrict__ child, const int* __restrict__ info,
                                              const float* __restrict__ node_box, int* list) {
+    float area[WIDE_SLOTS];
     list[0] = child[2 * i];
     list[1] = child[2 * i + 1];
+    for (int k = 0; k < 2; ++k) area[k] = leafish(list[k], n, info) ? -1.0f : box_half_area(node_box, list[k]);
     int m = 2;
     while (m < WIDE_SLOTS) {
         int best = -1;
         float ba = 0.0f;
         for (int k = 0; k < m; ++k) {
-            int c = list[k];
-            if (leafish(c, n, info)) continue;
-            float a = box_half_area(node_box, c);
-            if (best < 0 || a > ba) {
+            if (leafish(list[k], n, info)) continue;
+            if (best < 0 || area[k] > ba) {
                 best = k;
-                ba = a;
+                ba = area[k];
             }
         }
         if (best < 0) break;
         int c = list[best];
-        for (int k = m; k > best + 1; --k) list[k] = list[k - 1];
+        for (int k = m; k > best + 1; --k) {
+            list[k] = list[k - 1];
+            area[k] = area[k - 1];
+        }
         list[best] = child[2 * c];
         list[best + 1] = child[2 * c + 1];
+        for (int k = best; k < best + 2; ++k) {
+            area[k] = leafish(list[k], n, info) ? -1.0f : box_half_area(node_box, list[k]);
+        }
         ++m;
     }
     return m;
 }
 
-// wide_cost: octant affinity of box b for slot s inside box p (wideCost).
-__device__ __forceinline__ float wide_cost(const float* __restrict__ b, const float* __restrict__ p, int s) {
-    float t[3];
-#pragma unroll
-    for (int a = 0; a < 3; ++a) {
-        float o = __fsub_rn(__fadd_rn(b[a], b[3 + a]), __fadd_rn(p[a], p[3 + a]));
-        t[a] = ((s >> a) & 1) ? -o : o;
-    }
-    return __fadd_rn(__fadd_rn(t[0], t[1]), t[2]);
-}
-
 // wide_assign: slot[k] = list index placed in slot k, −1 when empty
 // (hostTree.wideAssign: greedy by the largest cost, first pair on ties).
+// The cost of child c for slot s is the octant affinity of wideCost: the
+// centroid offsets o = (lo + hi) − (plo + phi), negated along the axes whose
+// bit is set in s, summed x + y then + z.
 __device__ __forceinline__ void wide_assign(int i, const int* list, int m, const float* __restrict__ node_box,
                                             int* slot) {
+    float o[WIDE_SLOTS][3];
+    const float* p = node_box + 6LL * i;
+    for (int c = 0; c < m; ++c) {
+        const float* b = node_box + 6LL * list[c];
+#pragma unroll
+        for (int a = 0; a < 3; ++a) o[c][a] = __fsub_rn(__fadd_rn(b[a], b[3 + a]), __fadd_rn(p[a], p[3 + a]));
+    }
     for (int k = 0; k < WIDE_SLOTS; ++k) slot[k] = -1;
     unsigned int taken = 0u;
     for (int step = 0; step < m; ++step) {
@@ -66,10 +72,12 @@ __device__ __forceinline__ void wide_assign(int i, const int* list, int m, const
         float best = 0.0f;
         for (int c = 0; c < m; ++c) {
             if ((taken >> c) & 1u) continue;
-            const float* b = node_box + 6LL * list[c];
             for (int s = 0; s < WIDE_SLOTS; ++s) {
                 if (slot[s] >= 0) continue;
-                float v = wide_cost(b, node_box + 6LL * i, s);
+                float x = (s & 1) ? -o[c][0] : o[c][0];
+                float y = (s & 2) ? -o[c][1] : o[c][1];
+                float z = (s & 4) ? -o[c][2] : o[c][2];
+                float v = __fadd_rn(__fadd_rn(x, y), z);
                 if (bc < 0 || v > best) {
                     bc = c;
                     bs = s;
