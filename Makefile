@@ -180,8 +180,8 @@ bench-launch:
 bench-coldstart:
 	$(BIN)/coldstart -n $(COLDSTART_RUNS) -out $(RESULTS_DIR)/coldstart-h200.json
 
-## bench-geometry: single-device BVH benchmark (light and compute; both
-## layouts and OptiX) -> $(RESULTS_DIR)/geometry-h200.json.
+## bench-geometry: single-device BVH benchmark (light and compute; the 2-,
+## 4- and compressed 8-wide layouts and OptiX) -> $(RESULTS_DIR)/geometry-h200.json.
 bench-geometry:
 	$(BIN)/geometry -out $(RESULTS_DIR)/geometry-h200.json
 

@@ -100,6 +100,10 @@ func (b *BVH) runBuild(r runner, tiles, histTiles, idxTiles int) error {
 	k.run("rayd_bvh_karras", gi, bi, v.keys, int32(n), v.child, v.parent, v.first, v.count, v.counter)
 	k.run("rayd_bvh_bottom_up", grid, blk, v.faceBoxes, v.vals, int32(n), v.child, v.parent, v.count, v.counter,
 		v.nodeBox, v.cost, v.info, v.status, int32(b.opt.MaxLeafSize), b.opt.TraversalCost, b.opt.IntersectCost, int32(0))
+	if b.opt.Width == 8 {
+		b.runCollapseWide(k, v, n)
+		return k.err
+	}
 	mark, emit := "rayd_bvh_mark", "rayd_bvh_emit"
 	if b.opt.Width == 4 {
 		mark, emit = "rayd_bvh_mark_quad", "rayd_bvh_emit_quad"
@@ -119,6 +123,9 @@ func (b *BVH) runBuild(r runner, tiles, histTiles, idxTiles int) error {
 // runRefit queues a refit on r: face boxes and triangle records from the
 // current vertices, boxes bottom-up over the kept tree, nodes re-emitted.
 func (b *BVH) runRefit(r runner) error {
+	if b.opt.Width == 8 {
+		return ErrNotRefittable
+	}
 	v := &b.kept
 	n := b.numTris
 	g := b.geo
@@ -142,4 +149,26 @@ func (b *BVH) runRefit(r runner) error {
 	k.run(emit, gi, bi, int32(n), v.child, v.first, v.count, v.info, v.flags, v.idx, v.idxSums,
 		v.nodeBox, b.nodes, v.status)
 	return k.err
+}
+
+// wideCollapseThreads is the block of rayd_bvh_collapse_wide (one block).
+const wideCollapseThreads = 1024
+
+// runCollapseWide queues the Width 8 tail of a build (bvh_build.cu): every
+// internal node's wide slots in parallel, the breadth-first numbering in
+// one block, the node emission and the triangle records in the wide order.
+func (b *BVH) runCollapseWide(k *kernelLauncher, v *buildViews, n int) {
+	g := b.geo
+	gi, bi := threads1D(max(n-1, 1), buildThreads)
+	if n > 1 {
+		k.run("rayd_bvh_slots_wide", gi, bi, int32(n), v.child, v.first, v.count, v.info, v.nodeBox, v.wideSlots,
+			v.wideCounts)
+	}
+	k.run("rayd_bvh_collapse_wide", launch.Blocks(1, 1), launch.Threads(wideCollapseThreads), int32(n), v.first,
+		v.count, v.info, v.vals, v.wideSlots, v.wideCounts, v.wideRoot, v.wideBase, v.wideOrder, v.status)
+	k.run("rayd_bvh_emit_wide", gi, bi, int32(n), v.first, v.count, v.info, v.nodeBox, v.wideSlots, v.wideRoot,
+		v.wideBase, v.status, b.nodes)
+	grid, blk := threads1D(n, buildThreads)
+	k.run("rayd_bvh_write_tris", grid, blk, g.Vertices, g.Faces, nullable(g.FaceShape), nullable(g.FaceLocal),
+		v.wideOrder, int32(n), b.tris)
 }

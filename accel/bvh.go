@@ -24,6 +24,9 @@ var (
 	ErrNotRefittable = errors.New("accel: BVH was built without refit data")
 	// ErrTopology: Refit got a different face or vertex count.
 	ErrTopology = errors.New("accel: refit geometry differs in topology")
+	// ErrWidth: the query has no kernel for the BVH's node layout
+	// (crossings, closest point and instances walk widths 2 and 4 only).
+	ErrWidth = errors.New("accel: the query has no kernel for this BVH node width")
 )
 
 // Geometry is a device-resident copy of the global tables of spec §1.2.
@@ -36,8 +39,8 @@ type Geometry struct {
 }
 
 // BVH is a triangle BVH in device memory in the layout of Layout: NumNodes
-// nodes (child-pair or quad, Options.Width) and NumTris triangle records, plus (when refittable) the
-// radix tree a Refit reuses. It belongs to one device; queries on different
+// nodes (child-pair, quad or wide, Options.Width) and NumTris triangle
+// records, plus (when refittable) the radix tree a Refit reuses. It belongs to one device; queries on different
 // streams may share it; Build, Refit and Close must not overlap anything else.
 type BVH struct {
 	dev      *launch.Device
@@ -45,7 +48,7 @@ type BVH struct {
 	numTris  int
 	numNodes int
 	height   int
-	nodes    *launch.Buffer[uint32] // NodeWords per node (float4 on the device)
+	nodes    *launch.Buffer[uint32] // NodeWords (Width 8: WideNodeWords) per node (float4 on the device)
 	tris     *launch.Buffer[uint32] // TriWords per triangle
 
 	sms       int // multiprocessors (persistent query grids)
@@ -62,12 +65,13 @@ type buildViews struct {
 	status, faceBoxes, keys, vals, keys2, vals2, hist, histSums *launch.Buffer[uint32]
 	child, parent, first, count, counter, nodeBox, cost, info   *launch.Buffer[uint32]
 	flags, idx, idxSums                                         *launch.Buffer[uint32]
+	wideSlots, wideCounts, wideRoot, wideBase, wideOrder        *launch.Buffer[uint32] // Width 8 collapse
 }
 
 // NumTris is the number of triangles (faces).
 func (b *BVH) NumTris() int { return b.numTris }
 
-// NumNodes is the number of child-pair nodes.
+// NumNodes is the number of nodes (of the layout's width).
 func (b *BVH) NumNodes() int { return b.numNodes }
 
 // Height is the number of nodes on the longest root-to-leaf path.
@@ -76,7 +80,8 @@ func (b *BVH) Height() int { return b.height }
 // Device returns the BVH's device.
 func (b *BVH) Device() *launch.Device { return b.dev }
 
-// Width is the node layout: 2 (child-pair nodes) or 4 (quad nodes).
+// Width is the node layout: 2 (child-pair nodes), 4 (quad nodes) or 8
+// (compressed wide nodes).
 func (b *BVH) Width() int { return b.opt.Width }
 
 // Nodes and Tris expose the traversal layout for kernels of other packages.
@@ -153,6 +158,12 @@ func upload[T launch.Elem](s *launch.Stream, d *launch.Device, src []T) (*launch
 func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*BVH, error) {
 	if opt.Width == 0 && g.Faces != nil {
 		opt.Width = AutoWidth(g.Faces.Len()/3, s.Device().L2Bytes())
+		if opt.Width == 8 && (keepRefit || opt.MaxLeafSize > WideMaxLeafSize) {
+			opt.Width = 4 // wide nodes are rebuilt, not refitted, and hold leaves ≤ WideMaxLeafSize
+		}
+	}
+	if opt.Width == 8 && keepRefit {
+		return nil, fmt.Errorf("%w: Width 8 nodes are not refittable", ErrNotRefittable)
 	}
 	opt, err := opt.withDefaults()
 	if err != nil {
@@ -175,7 +186,9 @@ func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*
 	// Stream-ordered allocations: cheap from the device's pool after the
 	// first build; the build's final status read orders them for every
 	// other stream.
-	if b.nodes, err = launch.AllocAsync[uint32](s, NodeWords*max(n-1, 1)); err != nil {
+	// At most n−1 nodes of any width: every node but the root stands for a
+	// distinct internal node of the radix tree other than its root.
+	if b.nodes, err = launch.AllocAsync[uint32](s, nodeWords(opt.Width)*max(n-1, 1)); err != nil {
 		return nil, err
 	}
 	if b.tris, err = launch.AllocAsync[uint32](s, TriWords*n); err != nil {
@@ -212,6 +225,13 @@ func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*
 	tmpA.add(&v.hist, radixDigits*tiles)
 	tmpA.add(&v.histSums, histTiles+1)
 	tmpA.add(&v.cost, 2*n-1)
+	if opt.Width == 8 {
+		tmpA.add(&v.wideSlots, 8*max(ni, 1))
+		tmpA.add(&v.wideCounts, max(ni, 1))
+		tmpA.add(&v.wideRoot, max(ni, 1))
+		tmpA.add(&v.wideBase, 2*max(ni, 1))
+		tmpA.add(&v.wideOrder, n)
+	}
 	if keepRefit {
 		if err := keepA.alloc(s); err != nil {
 			_ = b.Close()
@@ -241,8 +261,14 @@ func BuildGeometry(s *launch.Stream, g Geometry, opt Options, keepRefit bool) (*
 		_ = b.Close()
 		return nil, fmt.Errorf("%w: height %d", ErrDepthExceeded, b.height)
 	}
-	if opt.Width == 4 { // the status holds the child-pair height
+	switch opt.Width {
+	case 4: // the status holds the child-pair height (Width 8: the wide height)
 		b.height = (b.height + 1) / 2
+	case 8:
+		if err := b.shrinkWide(s); err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("accel: build: %w", err)
+		}
 	}
 	if !keepRefit {
 		b.kept = buildViews{}
@@ -308,7 +334,7 @@ func (b *BVH) RefitGeometry(s *launch.Stream) error {
 // DownloadLayout copies the traversal layout to the host (waits for s).
 func (b *BVH) DownloadLayout(s *launch.Stream) (*Layout, error) {
 	l := &Layout{Width: b.opt.Width, NumTris: b.numTris, NumNodes: b.numNodes, Height: b.height,
-		Nodes: make([]uint32, b.numNodes*NodeWords), Tris: make([]uint32, b.numTris*TriWords)}
+		Nodes: make([]uint32, b.numNodes*nodeWords(b.opt.Width)), Tris: make([]uint32, b.numTris*TriWords)}
 	if err := b.nodes.Download(s, l.Nodes); err != nil {
 		return nil, err
 	}

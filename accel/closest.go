@@ -73,6 +73,9 @@ func (b *BVH) closest(run runner, q ClosestPoints, out ClosestOut, brute bool) e
 }
 
 func (b *BVH) launchClosest(run runner, q ClosestPoints, out ClosestOut, brute bool) error {
+	if b.opt.Width == 8 && !brute {
+		return fmt.Errorf("closest point on width %d: %w", b.opt.Width, ErrWidth)
+	}
 	entry := b.entry("rayd_closest_point")
 	counter := q.Counter
 	if brute {

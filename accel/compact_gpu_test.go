@@ -91,7 +91,7 @@ func TestGPUCompactExpandMatchesIntersect(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
 		seed := compactSeed(t)
 		for name, tb := range gpuScenes(t) {
-			for _, width := range []int{2, 4} {
+			for _, width := range []int{2, 4, 8} {
 				bvh, err := BuildWith(s, tb, Options{Width: width})
 				require.NoError(t, err)
 				lay, err := bvh.DownloadLayout(s)
@@ -159,7 +159,7 @@ func checkCompactExpand(t *testing.T, s *launch.Stream, label string, bvh *BVH, 
 func TestGPUExpandHitsOnAnotherBVH(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
 		seed := compactSeed(t)
-		for _, width := range []int{2, 4} {
+		for _, width := range []int{2, 4, 8} {
 			tb := tables(t, gridMesh(9, 3), cloudMesh(5000, 0.05, seed), gridMesh(4, 1))
 			first, err := BuildWith(s, tb, Options{Width: width})
 			require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestGPUCompactAcrossDevices(t *testing.T) {
 	s0, s1 := deviceStream(t, 0), deviceStream(t, 1)
 	seed := compactSeed(t)
 	tb := tables(t, cloudMesh(20000, 0.02, seed), gridMesh(30, 2))
-	for _, width := range []int{2, 4} {
+	for _, width := range []int{2, 4, 8} {
 		remote, err := BuildWith(s0, tb, Options{Width: width})
 		require.NoError(t, err)
 		master, err := BuildWith(s1, tb, Options{Width: width})

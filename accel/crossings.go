@@ -72,6 +72,9 @@ func (b *BVH) crossings(run runner, seg Segments, k int, out Crossings) error {
 
 // launchCrossings is the launch behind the checks of crossings.
 func (b *BVH) launchCrossings(run runner, seg Segments, k int, out Crossings) error {
+	if b.opt.Width == 8 {
+		return fmt.Errorf("crossings on width %d: %w", b.opt.Width, ErrWidth)
+	}
 	g, counter, err := b.grid(run, seg.N, seg.Counter, seg.PersistentBlocks)
 	if err != nil {
 		return err

@@ -35,8 +35,13 @@
 // of two 64-byte node layouts (Options.Width): child-pair nodes (both
 // children's full-precision boxes and references, Aila–Laine), or quad
 // nodes that hold up to four 8-bit quantized child boxes (two binary levels
-// per node: half the node fetches and half the bytes per ray). Triangles are
-// 48-byte records in leaf order; see Layout and QuadNode. Stored boxes are
+// per node: half the node fetches and half the bytes per ray). A third
+// layout, Width 8, holds compressed wide nodes of 80 bytes (Ylitie, Karras
+// and Laine, HPG 2017): the binary tree is collapsed breadth first into
+// nodes of up to eight quantized children in ray-octant slots, with node and
+// triangle groups addressed from two base indices, and the triangle records
+// are reordered so each node's leaves are contiguous (WideNode). Triangles
+// are 48-byte records in leaf order; see Layout and QuadNode. Stored boxes are
 // inflated by a tiny relative margin (InflateScale; quantized boxes are
 // rounded outward from the inflated ones), and the traversal adds the same
 // margin of the ray origin's magnitude, so that box culling never rejects a

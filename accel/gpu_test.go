@@ -40,7 +40,7 @@ func TestGPUBuildMatchesHost(t *testing.T) {
 		scenes["compute"] = tables(t, compute)
 		for name, tb := range scenes {
 			for _, opt := range []Options{{}, {Width: 2}, {MaxLeafSize: 1}, {MaxLeafSize: 8, TraversalCost: 2},
-				{Width: 4}, {Width: 4, MaxLeafSize: 1}} {
+				{Width: 4}, {Width: 4, MaxLeafSize: 1}, {Width: 8}, {Width: 8, MaxLeafSize: 1}} {
 				bvh, err := BuildWith(s, tb, opt)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -116,7 +116,7 @@ func TestGPUQueriesMatchReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, width := range []int{2, 4} {
+			for _, width := range []int{2, 4, 8} {
 				testQueries(t, s, fmt.Sprintf("%s width %d", key, width), tb, sc, width)
 			}
 		}
@@ -267,7 +267,7 @@ func TestGPUBenchmarkScenes(t *testing.T) {
 			}
 			want, _ := sc.Intersect(o, d, nil, nil, geom.FlagsAll)
 			rb := newRayBatch(t, s, o, d, nil, nil)
-			for _, width := range []int{2, 4} {
+			for _, width := range []int{2, 4, 8} {
 				bvh, err := BuildWith(s, tb, Options{Width: width})
 				if err != nil {
 					t.Fatal(err)

@@ -131,7 +131,8 @@ func TestBuildHostValidates(t *testing.T) {
 	}
 	for name, meshes := range cases {
 		for _, opt := range []Options{{MaxLeafSize: 1}, {MaxLeafSize: 2}, {MaxLeafSize: 4}, {MaxLeafSize: 8},
-			{MaxLeafSize: 1, Width: 4}, {MaxLeafSize: 4, Width: 4}, {MaxLeafSize: 8, TraversalCost: 3, Width: 4}} {
+			{MaxLeafSize: 1, Width: 4}, {MaxLeafSize: 4, Width: 4}, {MaxLeafSize: 8, TraversalCost: 3, Width: 4},
+			{MaxLeafSize: 1, Width: 8}, {MaxLeafSize: 4, Width: 8}, {MaxLeafSize: 4, TraversalCost: 3, Width: 8}} {
 			leaf := opt.MaxLeafSize
 			tb := tables(t, meshes...)
 			lay, err := BuildHost(tb, opt)

@@ -113,8 +113,11 @@ func (l *Layout) trace(o, d [3]float32, tmin, tmax float32, any bool, st *TraceS
 		return best
 	}
 	r := newSlabRay(o, d)
-	if l.Width == 4 {
+	switch l.Width {
+	case 4:
 		return l.traceQuad(&r, o, d, tmin, best, any, st)
+	case 8:
+		return l.traceWide(&r, o, d, tmin, best, any, st)
 	}
 	var stack [MaxDepth + 1]int32
 	sp := 0

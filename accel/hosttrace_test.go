@@ -89,7 +89,7 @@ func TestTraversalEdgeCases(t *testing.T) {
 		ray{[3]float32{0.3, 0.3, -1e30}, [3]float32{0, 0, 1}},   // far origin
 		ray{[3]float32{0.3, 0.3, -1}, [3]float32{1e-30, 0, 1}},
 	)
-	for _, w := range []int{2, 4} {
+	for _, w := range []int{2, 4, 8} {
 		checkTraversal(t, "grid edges", grid, rays, geom.TMin, geom.DefaultTMax, Options{Width: w})
 	}
 
@@ -105,13 +105,13 @@ func TestTraversalEdgeCases(t *testing.T) {
 		o := [3]float32{5e5 + float32(rng.NormFloat64())*800, 5e5 + float32(rng.NormFloat64())*800, 5e5 - 3000}
 		frays = append(frays, ray{o, normalize([3]float32{float32(rng.NormFloat64()) * 0.2, float32(rng.NormFloat64()) * 0.2, 1})})
 	}
-	for _, w := range []int{2, 4} {
+	for _, w := range []int{2, 4, 8} {
 		checkTraversal(t, "far", far, frays, geom.TMin, geom.DefaultTMax, Options{Width: w})
 	}
 }
 
 func TestNonFiniteRaysMiss(t *testing.T) {
-	for _, w := range []int{2, 4} {
+	for _, w := range []int{2, 4, 8} {
 		testNonFinite(t, w)
 	}
 }

@@ -219,8 +219,12 @@ func (tr *hostTree) emit(verts []float32, faces, shape, local []int32, opt Optio
 	if n > 1 && int(tr.info[0]>>1) > MaxDepth {
 		lay.Flags |= FlagDepthExceeded
 	}
-	if opt.Width == 4 {
+	switch opt.Width {
+	case 4:
 		tr.emitQuad(lay, opt)
+		return lay
+	case 8:
+		tr.emitWide(lay, verts, faces, shape, local)
 		return lay
 	}
 	if n == 1 {

@@ -53,7 +53,12 @@ func NewInstanceLayer(s *launch.Stream, t *geom.Tables, x *geom.Instances, opt O
 	if opt.Width == 0 {
 		// One layout for every geometry (the kernel is chosen per layer),
 		// picked for their combined footprint.
-		opt.Width = AutoWidth(t.NumFaces(), l.dev.L2Bytes())
+		// The instanced kernels walk widths 2 and 4: the wide layout's
+		// choice for a large footprint becomes 4 here.
+		opt.Width = min(AutoWidth(t.NumFaces(), l.dev.L2Bytes()), 4)
+	}
+	if opt.Width == 8 {
+		return nil, fmt.Errorf("instance geometries on width %d: %w", opt.Width, ErrWidth)
 	}
 	ptrs := make([]uint64, 0, 2*t.NumMeshes())
 	info := make([]int32, 0, 2*t.NumMeshes())

@@ -56,7 +56,8 @@ type Triangle struct {
 // Layout is a BVH in traversal layout, as the host builds it and as a device
 // build downloads it. Nodes holds NumNodes nodes of NodeWords words; node 0
 // is the root (the root box itself is never tested). Width 4 nodes are
-// described at QuadNode; word layout of a Width 2 (child-pair) node (float
+// described at QuadNode, Width 8 nodes (WideNodeWords words each) at
+// WideNodeWords; word layout of a Width 2 (child-pair) node (float
 // bits except the refs):
 //
 //	0..3   child 0: lo.x hi.x lo.y hi.y
@@ -68,7 +69,7 @@ type Triangle struct {
 // (the Morton order of the sort): v0.xyz prim | v1.xyz shape | v2.xyz local.
 // Order[k] is the global prim id stored in slot k.
 type Layout struct {
-	Width    int // 2: child-pair nodes (Node); 4: quantized quad nodes (QuadNode)
+	Width    int // 2: child-pair nodes (Node); 4: quantized quad nodes (QuadNode); 8: wide nodes (WideNode)
 	NumTris  int
 	NumNodes int
 	Height   int    // child-pair nodes on the longest root-to-leaf path
@@ -153,9 +154,10 @@ func (l *Layout) Equal(o *Layout) error {
 	case l.Flags != o.Flags:
 		return fmt.Errorf("accel: Flags %#x != %#x", l.Flags, o.Flags)
 	}
-	for i := range l.NumNodes * NodeWords {
+	nw := nodeWords(l.Width)
+	for i := range l.NumNodes * nw {
 		if l.Nodes[i] != o.Nodes[i] {
-			return fmt.Errorf("accel: node %d word %d: %#08x != %#08x", i/NodeWords, i%NodeWords, l.Nodes[i], o.Nodes[i])
+			return fmt.Errorf("accel: node %d word %d: %#08x != %#08x", i/nw, i%nw, l.Nodes[i], o.Nodes[i])
 		}
 	}
 	for i := range l.NumTris * TriWords {

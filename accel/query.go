@@ -61,8 +61,11 @@ type Segments struct {
 
 // entry is the name of a query kernel for the BVH's node layout.
 func (b *BVH) entry(base string) string {
-	if b.opt.Width == 4 {
+	switch b.opt.Width {
+	case 4:
 		return base + "4"
+	case 8:
+		return base + "8"
 	}
 	return base
 }

@@ -83,7 +83,7 @@ func windowCuts(total int) map[string][]int {
 
 // TestRFGPUWindowsAccumulateIntoOneOutput: windows launched one after
 // another with Accumulate into the same device outputs equal one launch
-// (counters exactly, grids to float32 rounding), on both node layouts,
+// (counters exactly, grids to float32 rounding), on every node layout,
 // which agree with each other.
 func TestRFGPUWindowsAccumulateIntoOneOutput(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
@@ -92,7 +92,7 @@ func TestRFGPUWindowsAccumulateIntoOneOutput(t *testing.T) {
 		packed := devBuf(t, s, PackDfrStates(f.states, 5, nil, nil, faces, f.tables.Triangle))
 		cells := f.grid.Cells()
 		var byWidth []*rf.AccumResult
-		for _, width := range []int{2, 4} {
+		for _, width := range []int{2, 4, 8} {
 			b := f.bvh(t, s, width)
 			full, err := b.AccumDfrDirectHost(s, f.states, f.grid, nil, nil, f.opt, faces, f.tables.Triangle)
 			if err != nil {
@@ -114,6 +114,7 @@ func TestRFGPUWindowsAccumulateIntoOneOutput(t *testing.T) {
 			}
 		}
 		sameAccum(t, byWidth[0], byWidth[1], "width 2 vs 4")
+		sameAccum(t, byWidth[0], byWidth[2], "width 2 vs 8")
 		if byWidth[0].EdgeUses == 0 || byWidth[0].VisRejects == 0 {
 			t.Errorf("fixture too easy: %+v", byWidth[0])
 		}

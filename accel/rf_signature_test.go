@@ -89,7 +89,7 @@ func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 		ModuleRFRefl:  parseKernels(t, "rf_refl.cu"),
 		ModuleRFPaths: parseKernels(t, "rf_paths.cu"),
 	}}
-	for _, width := range []int{2, 4} {
+	for _, width := range []int{2, 4, 8} {
 		b := &BVH{numTris: 3, nodes: buf[uint32](), tris: buf[uint32](), opt: Options{Width: width}, sms: 132}
 		for _, res := range []int{4, 100} {
 			g := rf.DfrGrid{Axis: 2, Coord0Min: -1, Coord0Max: 1, Coord1Min: -1, Coord1Max: 1, Res0: res, Res1: res}

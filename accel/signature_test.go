@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -153,7 +154,7 @@ func TestLaunchArgumentsMatchKernels(t *testing.T) {
 		ModuleVisibility: parseKernels(t, "visibility.cu"),
 		ModuleCrossings:  parseKernels(t, "crossings.cu"),
 	}}
-	for _, tc := range []struct{ n, width int }{{1, 2}, {2, 2}, {5000, 2}, {1, 4}, {5000, 4}} {
+	for _, tc := range []struct{ n, width int }{{1, 2}, {2, 2}, {5000, 2}, {1, 4}, {5000, 4}, {1, 8}, {5000, 8}} {
 		n := tc.n
 		b := &BVH{numTris: n, nodes: buf[uint32](), tris: buf[uint32](),
 			geo: Geometry{Vertices: buf[float32](), Faces: buf[int32](), FaceShape: buf[int32]()}}
@@ -162,19 +163,22 @@ func TestLaunchArgumentsMatchKernels(t *testing.T) {
 		v := &b.kept
 		for _, p := range []**launch.Buffer[uint32]{&v.status, &v.faceBoxes, &v.keys, &v.vals, &v.keys2, &v.vals2,
 			&v.hist, &v.histSums, &v.child, &v.parent, &v.first, &v.count, &v.counter, &v.nodeBox, &v.cost, &v.info,
-			&v.flags, &v.idx, &v.idxSums} {
+			&v.flags, &v.idx, &v.idxSums, &v.wideSlots, &v.wideCounts, &v.wideRoot, &v.wideBase,
+			&v.wideOrder} {
 			*p = buf[uint32]()
 		}
 		if err := b.runBuild(rec, 1, 1, 1); err != nil {
 			t.Fatalf("build n=%d: %v", n, err)
 		}
-		if err := b.runRefit(rec); err != nil {
+		if err := b.runRefit(rec); tc.width != 8 && err != nil {
 			t.Fatalf("refit n=%d: %v", n, err)
+		} else if tc.width == 8 && !errors.Is(err, ErrNotRefittable) {
+			t.Fatalf("refit of a Width 8 BVH: %v, want ErrNotRefittable", err)
 		}
 	}
 	// Queries (the launch paths behind the length checks), with and without
 	// a persistent counter, every optional buffer set and unset.
-	for _, width := range []int{2, 4} {
+	for _, width := range []int{2, 4, 8} {
 		queries(t, rec, width)
 	}
 	edgeLaunches(t, rec)

@@ -14,7 +14,7 @@ import (
 // benchmark scene shapes for several build options (go test -run ^$ -bench
 // TraversalStats ./accel; the compute scene takes a while on the CPU). It is
 // the model behind the defaults in options.go: bytes per ray ≈ 64·nodes +
-// 48·triangles.
+// 48·triangles (80·nodes for Width 8).
 func BenchmarkTraversalStats(b *testing.B) {
 	t := b
 	nrays := 4000
@@ -35,7 +35,7 @@ func BenchmarkTraversalStats(b *testing.B) {
 		}
 		scenes = append(scenes, sc)
 	}
-	opts := []Options{{Width: 2}, {Width: 2, MaxLeafSize: 8, TraversalCost: 2}, {Width: 4}, {Width: 4, MaxLeafSize: 8, TraversalCost: 2}}
+	opts := []Options{{Width: 2}, {Width: 2, MaxLeafSize: 8, TraversalCost: 2}, {Width: 4}, {Width: 4, MaxLeafSize: 8, TraversalCost: 2}, {Width: 8}}
 	for _, sc := range scenes {
 		for _, opt := range opts {
 			start := time.Now()
@@ -56,7 +56,7 @@ func BenchmarkTraversalStats(b *testing.B) {
 			t.Logf("%-8s width %d leaf %d Ct %.1f: nodes %7d height %2d | per ray: nodes %6.1f leaves %6.1f tris %6.1f bytes %7.0f maxstack %2d hit %.2f | host build %v",
 				sc.name, opt.Width, opt.MaxLeafSize, opt.TraversalCost, lay.NumNodes, lay.Height,
 				float64(st.Nodes)/f, float64(st.Leaves)/f, float64(st.Tris)/f,
-				(64*float64(st.Nodes)+48*float64(st.Tris))/f, st.MaxStack, float64(hits)/f, built.Round(time.Millisecond))
+				(4*float64(nodeWords(opt.Width))*float64(st.Nodes)+48*float64(st.Tris))/f, st.MaxStack, float64(hits)/f, built.Round(time.Millisecond))
 		}
 	}
 }

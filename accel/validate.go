@@ -24,7 +24,7 @@ func Validate(l *Layout) error {
 	switch {
 	case l.NumTris < 1 || l.NumNodes < 1:
 		return fmt.Errorf("accel: Validate: %d triangles, %d nodes", l.NumTris, l.NumNodes)
-	case len(l.Nodes) < l.NumNodes*NodeWords:
+	case len(l.Nodes) < l.NumNodes*nodeWords(l.Width):
 		return fmt.Errorf("accel: Validate: %d node words for %d nodes", len(l.Nodes), l.NumNodes)
 	case len(l.Tris) < l.NumTris*TriWords:
 		return fmt.Errorf("accel: Validate: %d triangle words for %d triangles", len(l.Tris), l.NumTris)
@@ -39,7 +39,7 @@ func Validate(l *Layout) error {
 		}
 		seenPrim[p] = true
 	}
-	if l.Width != 2 && l.Width != 4 {
+	if l.Width != 2 && l.Width != 4 && l.Width != 8 {
 		return fmt.Errorf("accel: Validate: width %d", l.Width)
 	}
 	v := validator{l: l, seenNode: make([]bool, l.NumNodes), seenSlot: make([]int8, l.NumTris)}
@@ -119,6 +119,9 @@ func (v *validator) slots(i int32) ([]box64, []int32, error) {
 		}
 		return bs, nd.Ref[:], nil
 	}
+	if v.l.Width == 8 {
+		return v.wideSlots(i)
+	}
 	q := v.l.QuadNode(int(i))
 	if q.Slots < 1 || q.Slots > quadSlots {
 		return nil, nil, fmt.Errorf("accel: Validate: quad node %d has %d slots", i, q.Slots)
@@ -128,6 +131,32 @@ func (v *validator) slots(i int32) ([]box64, []int32, error) {
 		bs = append(bs, box64{lo: q.Lo[c], hi: q.Hi[c]})
 	}
 	return bs, q.Ref[:q.Slots], nil
+}
+
+// wideSlots returns the occupied slots of wide node i as boxes and
+// references (leaves as LeafRef).
+func (v *validator) wideSlots(i int32) ([]box64, []int32, error) {
+	w := v.l.WideNode(int(i))
+	var bs []box64
+	var refs []int32
+	for c := range wideSlots {
+		node, first, count, internal := w.Child(c)
+		switch {
+		case internal:
+			refs = append(refs, node)
+		case count == 0:
+			continue
+		case count > WideMaxLeafSize || w.Meta[c]>>3+uint32(count) > 32:
+			return nil, nil, fmt.Errorf("accel: Validate: wide node %d slot %d descriptor %#x", i, c, w.Meta[c])
+		default:
+			refs = append(refs, LeafRef(first, count))
+		}
+		bs = append(bs, box64{lo: w.Lo[c], hi: w.Hi[c]})
+	}
+	if len(refs) == 0 {
+		return nil, nil, fmt.Errorf("accel: Validate: wide node %d has no children", i)
+	}
+	return bs, refs, nil
 }
 
 // node checks node i, reached through the box parent at depth d, and returns

@@ -38,7 +38,7 @@ func TestGPUSegmentBlockersAgainstReference(t *testing.T) {
 		for i := range n {
 			ignore[i*k], ignore[i*k+1], ignore[i*k+2] = -1, first[i], int32(r.IntN(tb.NumFaces()))
 		}
-		for _, w := range []int{2, 4} {
+		for _, w := range []int{2, 4, 8} {
 			b, err := BuildWith(s, tb, Options{Width: w})
 			if err != nil {
 				t.Fatal(err)

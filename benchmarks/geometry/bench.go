@@ -190,6 +190,7 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 	backends := []backendSpec{
 		{name: "bvh", width: 2, build: f.bvhBuilder(2)},
 		{name: "bvh", width: 4, build: f.bvhBuilder(4)},
+		{name: "bvh", width: 8, build: f.bvhBuilder(8)},
 		{name: "optix", build: func() (tracer, error) { return accel.BuildOptiXGeometry(f.s, f.geo, false) }},
 	}
 	for _, be := range backends {
@@ -292,6 +293,9 @@ type backendSpec struct {
 func (b backendSpec) launch() string {
 	if b.name == "optix" {
 		return "OptiX pipeline launch (the persistent-launch counter does not apply)"
+	}
+	if b.width == 8 {
+		return "persistent launch (Rays.Counter / Segments.Counter set), compressed 8-wide nodes"
 	}
 	return fmt.Sprintf("persistent launch (Rays.Counter / Segments.Counter set), %d-wide nodes", b.width)
 }

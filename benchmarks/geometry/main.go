@@ -3,16 +3,18 @@
 // 72,962 triangles, 4,194,304 plane rays, 1 bounce) and "compute" (2.1M
 // triangles scattered in a cube, 4,194,304 incoherent rays, 4 bounces).
 //
-// For each node layout (2-wide child-pair, 4-wide quantized) it times, with
-// CUDA events, the BVH build from device-resident tables and the queries on
-// device-resident rays: intersect with the full 76-byte record and with
-// flags=0, trace_reflections with 1 and 4 bounces, and visibility. Variants
-// are interleaved inside each round, after warm-up rounds; the table reports
-// the median and minimum over rounds. A correctness column reruns each
-// timed launch exactly as timed (the same launcher, node layout, flags and
-// persistent-launch counter) on poisoned outputs, requires every row to be
-// written, and compares a random sample of rows with the CPU reference bit
-// for bit, every field of the record (compared_fields in the JSON).
+// For each node layout (2-wide child-pair, 4-wide quantized, compressed
+// 8-wide) it times, with CUDA events, the BVH build from device-resident
+// tables and the queries on device-resident rays: intersect with the full
+// 76-byte record and with flags=0, trace_reflections with 1 and 4 bounces,
+// and visibility. Variants are interleaved inside each round, after warm-up
+// rounds; the table reports the median and minimum over rounds. A
+// correctness column reruns each timed launch exactly as timed (the same
+// launcher, node layout, flags and persistent-launch counter) on poisoned
+// outputs, requires every row to be written, and compares a random sample of
+// rows with the CPU reference bit for bit, every field of the record
+// (compared_fields in the JSON). The verdicts state the compressed 8-wide
+// layout beside the quad layout, on the compute scene against its targets.
 //
 //	geometry -out benchmarks/results/geometry-h200.json
 package main
@@ -73,7 +75,7 @@ func run(ordinal, rounds, warmup, sample, rays int, only, out string) error {
 		rep.Configs = append(rep.Configs, *res)
 		printConfig(res)
 	}
-	rep.Verdicts = verdicts(rep.Configs)
+	rep.Verdicts = append(verdicts(rep.Configs), wideVerdicts(rep.Configs)...)
 	for _, v := range rep.Verdicts {
 		fmt.Println("verdict:", v)
 	}

@@ -34,3 +34,21 @@ func TestEveryBVHQueryNamesItsPersistentLaunch(t *testing.T) {
 	assert.Contains(t, backendSpec{name: "bvh", width: 4}.launch(), "persistent launch")
 	assert.Contains(t, backendSpec{name: "optix"}.launch(), "OptiX")
 }
+
+// TestWideVerdictsStateTheComputeTargets: the 8-wide layout is reported
+// beside the quad layout, against its compute targets, with its check.
+func TestWideVerdictsStateTheComputeTargets(t *testing.T) {
+	w4 := layout("bvh", 4, 1.4, 12.3, 0)
+	w8 := layout("bvh", 8, 1.9, 9.2, 0)
+	w8.Nodes, w8.Height = 1000, 7
+	c := configResult{Name: "compute", Layouts: []layoutResult{layout("bvh", 2, 1.1, 16, 0), w4, w8}}
+	v := wideVerdicts([]configResult{c})
+	assert.Len(t, v, 1)
+	assert.Contains(t, v[0], "intersect (76 B) 9.200 ms (w4 12.300 ms, 1.34x) vs target 9.5 ms: MET, 10/10 rows bitwise equal")
+	w8.Queries[0].Ms.Median = 9.6
+	c.Name, c.Layouts[2] = "compute", w8
+	assert.Contains(t, wideVerdicts([]configResult{c})[0], "MISSED")
+	c.Name = "light"
+	assert.NotContains(t, wideVerdicts([]configResult{c})[0], "target")
+	assert.Empty(t, wideVerdicts([]configResult{{Name: "light", Layouts: []layoutResult{w4}}}))
+}

@@ -15,7 +15,11 @@
 //   rayd_bvh_bottom_up       one thread per leaf
 //   rayd_bvh_mark, rayd_scan_tiles, rayd_scan_sums   (n ≥ 2 only)
 //   rayd_bvh_emit            one thread per internal node (at least one thread)
-//   (quad layout: rayd_bvh_mark_quad and rayd_bvh_emit_quad instead)
+//   (quad layout: rayd_bvh_mark_quad and rayd_bvh_emit_quad instead; wide
+//   layout: rayd_bvh_slots_wide one thread per internal node (n ≥ 2),
+//   rayd_bvh_collapse_wide <<<1, 1024>>>, rayd_bvh_emit_wide one thread per
+//   possible wide node, then rayd_bvh_write_tris with the reordered prim
+//   ids; helpers in bvh_wide.cuh)
 //   rayd_bvh_write_tris      one thread per triangle
 // A refit re-runs face_bounds (status null), write_tris, bottom_up (refit 1,
 // counters zeroed by the host) and emit on the kept tree.
@@ -205,6 +209,8 @@ __device__ __forceinline__ void write_quad(float4* __restrict__ nodes, long long
 }
 
 }  // namespace
+
+#include "bvh_wide.cuh"
 
 extern "C" {
 
@@ -742,6 +748,163 @@ __global__ void rayd_bvh_write_tris(const float* __restrict__ verts, const int* 
     tris[3LL * k + 0] = make_float4(verts[i0], verts[i0 + 1], verts[i0 + 2], __int_as_float((int)f));
     tris[3LL * k + 1] = make_float4(verts[i1], verts[i1 + 1], verts[i1 + 2], __int_as_float(shape));
     tris[3LL * k + 2] = make_float4(verts[i2], verts[i2 + 1], verts[i2 + 2], __int_as_float(local));
+}
+
+// rayd_bvh_slots_wide(n, child, info, node_box, wide_slots, wide_counts):
+// for every internal node i of the radix tree, the wide node it would root
+// (hostTree.wideCollapse and wideAssign): the radix-tree node in each of its
+// eight slots and its counts of internal children and leaf triangles.
+//   n            int (≥ 2)
+//   child, first, count, info, node_box   the bottom-up tree
+//   wide_slots   int[8(n−1)] (out)     radix-tree node per slot, −1 empty
+//   wide_counts  uint32[n−1] (out)     internal children << 16 | triangles
+// One thread per internal node.
+__global__ void rayd_bvh_slots_wide(int n, const int* __restrict__ child, const int* __restrict__ first,
+                                    const int* __restrict__ count, const int* __restrict__ info,
+                                    const float* __restrict__ node_box, int* __restrict__ wide_slots,
+                                    unsigned int* __restrict__ wide_counts) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n - 1) return;
+    int list[WIDE_SLOTS], slot[WIDE_SLOTS];
+    int m = wide_collapse(i, n, child, info, node_box, list);
+    wide_assign(i, list, m, node_box, slot);
+    unsigned int ni = 0u, nt = 0u;
+    for (int s = 0; s < WIDE_SLOTS; ++s) {
+        int c = slot[s] < 0 ? -1 : list[slot[s]];
+        wide_slots[8LL * i + s] = c;
+        if (c < 0) continue;
+        if (leafish(c, n, info)) {
+            int f, k;
+            leaf_range(c, n, first, count, f, k);
+            nt += (unsigned int)k;
+        } else {
+            ++ni;
+        }
+    }
+    wide_counts[i] = ni << 16 | nt;
+}
+
+// rayd_bvh_collapse_wide(n, first, count, info, order, wide_slots,
+// wide_counts, wide_root, wide_base, wide_order, status): numbers the wide
+// nodes breadth first (hostTree.emitWide). Each level is processed in
+// chunks of 1024 nodes in index order: a block scan of the nodes' counts
+// (rayd_bvh_slots_wide) gives each its child base (the queue length before
+// its children) and triangle base; it appends its internal children to the
+// queue and writes its leaves' prim ids, in slot order.
+//   n           int
+//   first, count, info   the bottom-up tree
+//   order       uint32[n]          sorted prim ids
+//   wide_slots, wide_counts        rayd_bvh_slots_wide (n ≥ 2)
+//   wide_root   int[max(n−1, 1)]   (out) radix-tree root of each wide node
+//   wide_base   uint32[2·max(n−1, 1)] (out) child base, triangle base
+//   wide_order  uint32[n]          (out) prim id of each wide triangle slot
+//   status      uint32[16]         node count and height (wide nodes)
+// Launch <<<1, 1024>>>.
+__global__ void __launch_bounds__(WIDE_THREADS) rayd_bvh_collapse_wide(
+    int n, const int* __restrict__ first, const int* __restrict__ count, const int* __restrict__ info,
+    const unsigned int* __restrict__ order, const int* __restrict__ wide_slots,
+    const unsigned int* __restrict__ wide_counts, int* wide_root, unsigned int* __restrict__ wide_base,
+    unsigned int* __restrict__ wide_order, unsigned int* status) {
+    __shared__ unsigned int s_warp[32];
+    const int t = threadIdx.x;
+    if (n == 1) {
+        if (t == 0) {
+            wide_root[0] = 0;
+            wide_base[0] = 0u;
+            wide_base[1] = 0u;
+            wide_order[0] = order[0];
+            status[RAYD_STATUS_NODES] = 1u;
+            status[RAYD_STATUS_HEIGHT] = 1u;
+        }
+        return;
+    }
+    if (t == 0) wide_root[0] = 0;
+    __syncthreads();
+    unsigned int head = 0u, tail = 1u, tris = 0u, height = 0u;
+    while (head < tail) {
+        const unsigned int level_end = tail;
+        ++height;
+        while (head < level_end) {
+            const unsigned int cnt = min(level_end - head, (unsigned int)WIDE_THREADS);
+            const bool act = (unsigned int)t < cnt;
+            int i = 0;
+            unsigned int v = 0u;
+            if (act) {
+                i = wide_root[head + t];
+                v = wide_counts[i];
+            }
+            unsigned int total;
+            unsigned int ex = block_exclusive_scan<WIDE_THREADS>(v, s_warp, total);
+            if (act) {
+                unsigned int cb = tail + (ex >> 16), tb = tris + (ex & 0xffffu);
+                wide_base[2 * (head + t)] = cb;
+                wide_base[2 * (head + t) + 1] = tb;
+                for (int s = 0; s < WIDE_SLOTS; ++s) {
+                    int c = wide_slots[8LL * i + s];
+                    if (c < 0) continue;
+                    if (!leafish(c, n, info)) {
+                        wide_root[cb++] = c;
+                        continue;
+                    }
+                    int f, k;
+                    leaf_range(c, n, first, count, f, k);
+                    for (int j = 0; j < k; ++j) wide_order[tb++] = order[f + j];
+                }
+            }
+            tail += total >> 16;
+            tris += total & 0xffffu;
+            head += cnt;
+            __syncthreads();
+        }
+    }
+    if (t == 0) {
+        status[RAYD_STATUS_NODES] = tail;
+        status[RAYD_STATUS_HEIGHT] = height;
+    }
+}
+
+// rayd_bvh_emit_wide(n, first, count, info, node_box, wide_slots, wide_root,
+// wide_base, status, nodes): writes wide node q for q < status nodes: each
+// occupied slot's inflated box, quantized (putWide), and leaf descriptors
+// count | offset<<3 (offset: triangles of the earlier leaf slots). n = 1:
+// node 0 with the only triangle in slot 0 (wide_slots unused).
+//   nodes       float4[5·max(n−1, 1)] (out)
+// One thread per possible wide node (max(n−1, 1)).
+__global__ void rayd_bvh_emit_wide(int n, const int* __restrict__ first, const int* __restrict__ count,
+                                   const int* __restrict__ info, const float* __restrict__ node_box,
+                                   const int* __restrict__ wide_slots, const int* __restrict__ wide_root,
+                                   const unsigned int* __restrict__ wide_base, const unsigned int* __restrict__ status,
+                                   float4* __restrict__ nodes) {
+    long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= (long long)status[RAYD_STATUS_NODES]) return;
+    float lo[WIDE_SLOTS][3], hi[WIDE_SLOTS][3];
+    unsigned int meta[WIDE_SLOTS] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
+    if (n == 1) {
+        inflate(node_box, lo[0], hi[0]);
+        meta[0] = 1u;
+        write_wide(nodes, 0, 1u, 0u, lo, hi, meta, 0u, 0u);
+        return;
+    }
+    int i = wide_root[q];
+    unsigned int used = 0u, imask = 0u, off = 0u;
+    for (int s = 0; s < WIDE_SLOTS; ++s) {
+        int c = wide_slots[8LL * i + s];
+        if (c < 0) continue;
+        used |= 1u << s;
+        float b[6];
+#pragma unroll
+        for (int k = 0; k < 6; ++k) b[k] = node_box[6LL * c + k];
+        inflate(b, lo[s], hi[s]);
+        if (!leafish(c, n, info)) {
+            imask |= 1u << s;
+            continue;
+        }
+        int f, k;
+        leaf_range(c, n, first, count, f, k);
+        meta[s] = (unsigned int)k | off << 3;
+        off += (unsigned int)k;
+    }
+    write_wide(nodes, q, used, imask, lo, hi, meta, wide_base[2 * q], wide_base[2 * q + 1]);
 }
 
 }  // extern "C"

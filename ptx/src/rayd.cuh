@@ -33,6 +33,13 @@
 //   n[2] = q lo.z, q hi.z, ref0, ref1
 //   n[3] = ref2, ref3, 0, 0
 // Slot c spans origin + q·s per plane (exactly), a superset of its inflated box.
+//
+// Compressed wide node (80 B, 5 float4, 8-wide; accel/wide.go, built by
+// bvh_wide.cuh): n[0] = origin.xyz, ex | ey<<8 | ez<<16 | imask<<24;
+// n[1] = child base, triangle base, leaf descriptors of slots 0..3 and 4..7
+// (byte: count | offset<<3); n[2..4] = planes of x, y, z: q lo (slots 0..3,
+// 4..7), q hi (slots 0..3, 4..7). Internal slots (imask) are the wide nodes
+// child base + rank; leaf slots hold count triangles at triangle base + offset.
 // ---------------------------------------------------------------------------
 #define RAYD_LEAF_COUNT_BITS 3
 #define RAYD_MAX_LEAF 8
@@ -42,6 +49,7 @@
 #define RAYD_STACK_SENTINEL 0x76543210
 #define RAYD_QUAD_SLOTS 4
 #define RAYD_QUAD_STACK (3 * (RAYD_MAX_DEPTH / 2) + 1) /* 3 pushes per quad level */
+#define RAYD_WIDE_STACK (2 * RAYD_MAX_DEPTH) /* a node and a triangle group per wide level */
 
 // Build status words (uint32), written by the build kernels, read by the host.
 #define RAYD_STATUS_FLAGS 0     /* bit 0: height exceeds RAYD_MAX_DEPTH */
@@ -435,6 +443,102 @@ __device__ __forceinline__ void traverse4(const float4* __restrict__ nodes, cons
     }
 }
 
+// traverse8 is the traversal of compressed wide nodes (Width 8, accel/wide.go;
+// host mirror Layout.traceWide), with the node and triangle groups of Ylitie
+// et al. A node group (child base, imask << 8 | the hit internal slots not
+// yet visited, as bits k = slot ^ x of the ray's octant order x) is the
+// unit of the stack: the next child is the lowest set bit, and the group
+// goes back on the stack while bits remain. Visiting a node tests its eight
+// slot boxes (the quad node's arithmetic), makes the hit internal slots the
+// current node group and yields a triangle group (triangle base | 1<<31, a
+// 32-bit mask of the hit leaves' triangles). A lane holds one pending
+// triangle group and pushes further ones; the warp leaves its node phase
+// only when every active lane holds triangles (or has no node work left),
+// so triangle tests run together. The stack holds at most one node group
+// and one triangle group per level.
+template <bool ANY, class F = NoFilter>
+__device__ __forceinline__ void traverse8(const float4* __restrict__ nodes, const float4* __restrict__ tris,
+                                          const Ray& r, float tmin, Best& b, const F& f = F()) {
+    uint2 stack[RAYD_WIDE_STACK];
+    int sp = 0;
+    const unsigned int x = (r.ix < 0.0f ? 0u : 1u) | (r.iy < 0.0f ? 0u : 2u) | (r.iz < 0.0f ? 0u : 4u);
+    unsigned int gbase = 0u, gbits = (1u << 8) | (1u << x);  // current node group
+    unsigned int tbase = 0u, tmask = 0u;                     // pending triangle group
+    for (;;) {
+        for (;;) {
+            if ((gbits & 0xffu) == 0u) {
+                if (sp == 0) break;
+                uint2 e = stack[--sp];
+                if (e.x & 0x80000000u) {  // a postponed triangle group
+                    if (tmask != 0u) {
+                        ++sp;  // keep it: test the pending group first
+                        break;
+                    }
+                    tbase = e.x & 0x7fffffffu;
+                    tmask = e.y;
+                    continue;
+                }
+                gbase = e.x;
+                gbits = e.y;
+            }
+            unsigned int k = (unsigned int)__ffs(gbits & 0xffu) - 1u;
+            gbits &= ~(1u << k);
+            unsigned int s = k ^ x;
+            unsigned int idx = gbase + (unsigned int)__popc((gbits >> 8) & ((1u << s) - 1u));
+            if (gbits & 0xffu) stack[sp++] = make_uint2(gbase, gbits);
+            const float4* n = nodes + 5LL * idx;
+            float4 h = node_load(n + 0);
+            float4 c = node_load(n + 1);
+            float4 px = node_load(n + 2);
+            float4 py = node_load(n + 3);
+            float4 pz = node_load(n + 4);
+            unsigned int meta = __float_as_uint(h.w);
+            float sx = __fmul_rn(__uint_as_float((meta & 0xffu) << 23), r.ix);
+            float sy = __fmul_rn(__uint_as_float(((meta >> 8) & 0xffu) << 23), r.iy);
+            float sz = __fmul_rn(__uint_as_float(((meta >> 16) & 0xffu) << 23), r.iz);
+            float blx = fmaf(h.x, r.ix, r.nlx), bhx = fmaf(h.x, r.ix, r.nhx);
+            float bly = fmaf(h.y, r.iy, r.nly), bhy = fmaf(h.y, r.iy, r.nhy);
+            float blz = fmaf(h.z, r.iz, r.nlz), bhz = fmaf(h.z, r.iz, r.nhz);
+            unsigned int imask = meta >> 24;
+            unsigned int hits = 0u, trimask = 0u;
+#pragma unroll
+            for (unsigned int q = 0; q < 8; ++q) {
+                unsigned int sel = q & 3u;
+                unsigned int wlx = __float_as_uint(q < 4 ? px.x : px.y), whx = __float_as_uint(q < 4 ? px.z : px.w);
+                unsigned int wly = __float_as_uint(q < 4 ? py.x : py.y), why = __float_as_uint(q < 4 ? py.z : py.w);
+                unsigned int wlz = __float_as_uint(q < 4 ? pz.x : pz.y), whz = __float_as_uint(q < 4 ? pz.z : pz.w);
+                float ax = fmaf(byte_float(wlx, sel), sx, blx), bx = fmaf(byte_float(whx, sel), sx, bhx);
+                float ay = fmaf(byte_float(wly, sel), sy, bly), by = fmaf(byte_float(why, sel), sy, bhy);
+                float az = fmaf(byte_float(wlz, sel), sz, blz), bz = fmaf(byte_float(whz, sel), sz, bhz);
+                float tnear = fmaxf(fmaxf(fminf(ax, bx), fminf(ay, by)), fmaxf(fminf(az, bz), tmin));
+                float tfar = fminf(fminf(fmaxf(ax, bx), fmaxf(ay, by)), fminf(fmaxf(az, bz), b.t));
+                unsigned int lm = (__float_as_uint(q < 4 ? c.z : c.w) >> (8u * sel)) & 0xffu;
+                if (tnear <= tfar) {
+                    if ((imask >> q) & 1u) hits |= 1u << (q ^ x);
+                    else trimask |= ((1u << (lm & 7u)) - 1u) << (lm >> 3);
+                }
+            }
+            gbase = __float_as_uint(c.x);
+            gbits = imask << 8 | hits;
+            if (trimask != 0u) {
+                if (tmask == 0u) {
+                    tbase = __float_as_uint(c.y);
+                    tmask = trimask;
+                } else {
+                    stack[sp++] = make_uint2(__float_as_uint(c.y) | 0x80000000u, trimask);
+                }
+            }
+            if (!__any_sync(__activemask(), tmask == 0u)) break;
+        }
+        while (tmask != 0u) {
+            int j = __ffs(tmask) - 1;
+            tmask &= tmask - 1u;
+            if (test_leaf<ANY>(tris, ~(((int)tbase + j) << RAYD_LEAF_COUNT_BITS), r, tmin, b, f)) return;
+        }
+        if ((gbits & 0xffu) == 0u && sp == 0) return;
+    }
+}
+
 // Brute force over every triangle slot (tests and reference).
 template <bool ANY, class F = NoFilter>
 __device__ __forceinline__ void brute(const float4* __restrict__ tris, int num_tris, const Ray& r, float tmin, Best& b,
@@ -445,13 +549,14 @@ __device__ __forceinline__ void brute(const float4* __restrict__ tris, int num_t
 }
 
 // trace_ray runs the traversal of a layout width (0: brute force over every
-// triangle, 2: child-pair nodes, 4: quad nodes).
+// triangle, 2: child-pair nodes, 4: quad nodes, 8: compressed wide nodes).
 template <int W, bool ANY, class F = NoFilter>
 __device__ __forceinline__ void trace_ray(const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
                                           const Ray& r, float tmin, Best& b, const F& f = F()) {
     if (W == 0) brute<ANY>(tris, num_tris, r, tmin, b, f);
     else if (W == 2) traverse<ANY>(nodes, tris, r, tmin, b, f);
-    else traverse4<ANY>(nodes, tris, r, tmin, b, f);
+    else if (W == 4) traverse4<ANY>(nodes, tris, r, tmin, b, f);
+    else traverse8<ANY>(nodes, tris, r, tmin, b, f);
 }
 
 // segment_setup applies the segment rule of spec §4.1 to a → e: false when

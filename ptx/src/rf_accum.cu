@@ -4,7 +4,8 @@
 // finalization shared with rf_refl.cu's launcher.
 //
 // Common parameters:
-//   nodes, tris, num_tris  the BVH (rayd.cuh layout); entries *4 take quad nodes
+//   nodes, tris, num_tris  the BVH (rayd.cuh layout); entries *4 take quad nodes,
+//                          *8 compressed wide nodes
 //   states     uint32[S·RF_STATE_WORDS] packed states (accel/rf_pack.go)
 //   S          state count (> 0)
 //   axis, pos, min0, max0, min1, max1, res0, res1, area   the grid (float64 as in rf)
@@ -282,6 +283,16 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct4(
     direct_kernel<4>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<8>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
 extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
@@ -300,6 +311,16 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent4(
     CoherentArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
                    lambda, select_point, prefilter};
     coherent_kernel<4>(a, lane_offset, lane_count, smem_cells, acc, counts);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int select_point, int prefilter, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counts) {
+    CoherentArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                   lambda, select_point, prefilter};
+    coherent_kernel<8>(a, lane_offset, lane_count, smem_cells, acc, counts);
 }
 
 // rf_add_f64_to_f32: out[i] += (float)acc[i] for i < n.

@@ -4,8 +4,8 @@
 // lane writes one path row with its UTD field (rf_utd.cuh), at row g
 // (SourceLane) or at a row reserved from *count (Compact).
 //
-// Parameters of rf_dfr_paths / rf_dfr_paths4:
-//   nodes, tris, num_tris   the BVH (rayd.cuh layout; *4: quad nodes)
+// Parameters of rf_dfr_paths / rf_dfr_paths4 / rf_dfr_paths8:
+//   nodes, tris, num_tris   the BVH (rayd.cuh layout; *4: quad nodes, *8: compressed wide nodes)
 //   states      uint32[M·RF_STATE_WORDS] packed states (accel/rf_pack.go)
 //   M           state limit (> 0)
 //   rx          float32[3R] receivers; R receivers, T transmitters
@@ -145,6 +145,16 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_dfr_paths4(
     unsigned int* __restrict__ rows, int capacity, int* __restrict__ count) {
     Scn sc{nodes, tris, num_tris};
     paths_kernel<4>(sc, states, M, rx, R, T, tx_pol, pol_rows, lambda, layout, lane_offset, lane_count, rows, capacity,
+                    count);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_dfr_paths8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int M, const float* __restrict__ rx, int R, int T,
+    const float* __restrict__ tx_pol, int pol_rows, double lambda, int layout, int lane_offset, int lane_count,
+    unsigned int* __restrict__ rows, int capacity, int* __restrict__ count) {
+    Scn sc{nodes, tris, num_tris};
+    paths_kernel<8>(sc, states, M, rx, R, T, tx_pol, pol_rows, lambda, layout, lane_offset, lane_count, rows, capacity,
                     count);
 }
 

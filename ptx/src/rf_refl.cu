@@ -6,7 +6,8 @@
 // turns them into the float32 outputs.
 //
 // Parameters:
-//   nodes, tris, num_tris   the BVH (rayd.cuh layout); rf_accum_reflections4 takes quad nodes
+//   nodes, tris, num_tris   the BVH (rayd.cuh layout); rf_accum_reflections4 takes quad nodes,
+//                           rf_accum_reflections8 compressed wide nodes
 //   o, d        float32[3n] rays (d normalized here); tmax float32[n] or null
 //   tx_pos      float32[3n] image-source seeds; tx_pol float32[3n] or null (x̂)
 //   active      uint8[n] or null
@@ -229,4 +230,18 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_reflections4(
                {axis, pos, min0, max0, min1, max1, area, res0, res1}, lambda, solid_angle, flags, max_bounces,
                wedge_capacity, wedge_stride, wedges};
     refl_kernel<4>(a, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_reflections8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const float* __restrict__ o, const float* __restrict__ d, const float* __restrict__ tmax,
+    const float* __restrict__ tx_pos, const float* __restrict__ tx_pol, const unsigned char* __restrict__ active,
+    int n, const float* __restrict__ face_mat, int num_faces, int axis, double pos, double min0, double max0,
+    double min1, double max1, int res0, int res1, double area, double lambda, double solid_angle, int flags,
+    int max_bounces, int wedge_capacity, int wedge_stride, unsigned int* __restrict__ wedges, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    ReflArgs a{{nodes, tris, num_tris}, o, d, tmax, tx_pos, tx_pol, active, n, face_mat, num_faces,
+               {axis, pos, min0, max0, min1, max1, area, res0, res1}, lambda, solid_angle, flags, max_bounces,
+               wedge_capacity, wedge_stride, wedges};
+    refl_kernel<8>(a, smem_cells, acc, counters);
 }

@@ -1,13 +1,14 @@
 // trace.cu: ray queries over the triangle BVH of bvh_build.cu — closest hit
 // (intersect), specular reflection chains and segment visibility, each over
-// child-pair nodes (rayd_*) and over quad nodes (rayd_*4) — plus a
-// brute-force intersect for tests, and intersect split in two: a compact
-// 16-byte record per row (rayd_intersect_compact*) and its expansion into
-// the full record (rayd_expand_hits). One thread per ray; the traversal and
-// the watertight test live in rayd.cuh.
+// child-pair nodes (rayd_*), quad nodes (rayd_*4) and compressed wide nodes
+// (rayd_*8) — plus a brute-force intersect for tests, and intersect split
+// in two: a compact 16-byte record per row (rayd_intersect_compact*) and its
+// expansion into the full record (rayd_expand_hits). One thread per ray; the
+// traversal and the watertight test live in rayd.cuh.
 //
 // Common parameters:
-//   nodes      float4[4·num_nodes]  child-pair nodes (root 0)
+//   nodes      float4[4·num_nodes]  child-pair or quad nodes (root 0); wide
+//                                   nodes (rayd_*8): float4[5·num_nodes]
 //   tris       float4[3·num_tris]   triangle records in leaf order
 //   num_tris   int                  0: every row misses
 //   counter    uint32[1] | null     null: one row per thread, grid covers n;
@@ -390,6 +391,16 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect4(
     intersect_kernel<4>(INTERSECT_ARGS);
 }
 
+// rayd_intersect8: rayd_intersect over compressed wide nodes (same parameters).
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter) {
+    intersect_kernel<8>(INTERSECT_ARGS);
+}
+
 // rayd_intersect_brute(tris, num_tris, o, d, tmax, active, n, flags, out_t,
 // out_p, out_n, out_geo_n, out_uv, out_bary, out_shape, out_prim, out_local,
 // out_global): rayd_intersect by a loop over every triangle (tests, and the
@@ -429,6 +440,14 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_compact4(
     const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
     uint4* __restrict__ out, unsigned int* counter) {
     compact_kernel<4>(nodes, tris, num_tris, o, d, tmax, active, n, out, counter);
+}
+
+// rayd_intersect_compact8: rayd_intersect_compact over compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_compact8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    uint4* __restrict__ out, unsigned int* counter) {
+    compact_kernel<8>(nodes, tris, num_tris, o, d, tmax, active, n, out, counter);
 }
 
 // rayd_expand_hits(tris, num_tris, o, d, compact, n, flags, out_t, out_p,
@@ -491,6 +510,16 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections4(
     int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
     float* __restrict__ out_images, unsigned int* counter) {
     reflections_kernel<4>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                          out_images, counter);
+}
+
+// rayd_trace_reflections8: rayd_trace_reflections over compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter) {
+    reflections_kernel<8>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
                           out_images, counter);
 }
 
@@ -601,6 +630,49 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_visible_masked4(
     unsigned int* counter, const unsigned char* __restrict__ face_mask) {
     visible_kernel<4, true>(nodes, tris, num_tris, start, end, active, n, out, counter,
                             Masks{nullptr, nullptr, face_mask});
+}
+
+// rayd_intersect_masked8: rayd_intersect_masked over compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_masked8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter,
+    const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
+    const unsigned char* __restrict__ face_mask) {
+    intersect_kernel<8, true>(INTERSECT_ARGS, Masks{tmin, ray_mask, face_mask});
+}
+
+// rayd_trace_reflections_masked8: rayd_trace_reflections_masked over
+// compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections_masked8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter, const float* __restrict__ tmin,
+    const unsigned char* __restrict__ ray_mask, const unsigned char* __restrict__ face_mask) {
+    reflections_kernel<8, true>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                                out_images, counter, Masks{tmin, ray_mask, face_mask});
+}
+
+// rayd_visible_masked8: rayd_visible_masked over compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible_masked8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int n, unsigned char* __restrict__ out,
+    unsigned int* counter, const unsigned char* __restrict__ face_mask) {
+    visible_kernel<8, true>(nodes, tris, num_tris, start, end, active, n, out, counter,
+                            Masks{nullptr, nullptr, face_mask});
+}
+
+// rayd_visible8: rayd_visible over compressed wide nodes.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible8(const float4* __restrict__ nodes,
+                                                               const float4* __restrict__ tris, int num_tris,
+                                                               const float* __restrict__ start,
+                                                               const float* __restrict__ end,
+                                                               const unsigned char* __restrict__ active, int n,
+                                                               unsigned char* __restrict__ out, unsigned int* counter) {
+    visible_kernel<8>(nodes, tris, num_tris, start, end, active, n, out, counter);
 }
 
 }  // extern "C"

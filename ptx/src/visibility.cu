@@ -85,4 +85,12 @@ __global__ void __launch_bounds__(VIS_THREADS) rayd_segment_blockers4(
     blockers_kernel<4>(nodes, tris, num_tris, start, end, active, ignore, k, n, out_prim, counter);
 }
 
+// rayd_segment_blockers8: over compressed wide nodes (same parameters).
+__global__ void __launch_bounds__(VIS_THREADS) rayd_segment_blockers8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, const int* __restrict__ ignore, int k, int n,
+    int* __restrict__ out_prim, unsigned int* counter) {
+    blockers_kernel<8>(nodes, tris, num_tris, start, end, active, ignore, k, n, out_prim, counter);
+}
+
 }  // extern "C"
