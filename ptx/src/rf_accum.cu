@@ -331,7 +331,13 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct4(
 // rf_accum_direct_only(4) is rf_accum_direct for a window of direct lanes
 // only (lane_offset + lane_count ≤ D; the launcher picks it then): the same
 // lanes without the Keller and suffix code, so with fewer registers.
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct_only(
+// The binary-node variant asks for RF_DIRECT_ONLY_BLOCKS resident blocks
+// per SM (96 registers; nvcc 11.8 for sm_90 spills one word), a quarter
+// more warps than its unbounded 116 registers allow, to hide the latency
+// of its float64 chains; the quad-node variant would spill more and keeps
+// its registers.
+#define RF_DIRECT_ONLY_BLOCKS 5
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_ONLY_BLOCKS) rf_accum_direct_only(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
