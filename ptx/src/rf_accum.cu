@@ -37,10 +37,13 @@ enum { OUT_DIRECT = 0, OUT_KELLER = 1, OUT_SUFFIX = 2, OUT_VIS = 3, OUT_UTD = 5,
 __device__ __forceinline__ double weight_num(const unsigned int* st, double l4sq, double area, double w_edge) {
     return wd(st, RFS_D_PG) * l4sq * w_edge * area * wd(st, RFS_D_WEDGE);
 }
-__device__ __forceinline__ double weight(double num, d3 src, d3 q, d3 t) {
-    double sd = gmax(norm(q - src), RF_EPS_SMALL);
-    double td = gmax(norm(t - q), RF_EPS_SMALL);
+__device__ __forceinline__ double weight_len(double num, double lsq, double ltq) {
+    double sd = gmax(lsq, RF_EPS_SMALL);
+    double td = gmax(ltq, RF_EPS_SMALL);
     return num / (sd * sd * td * td);
+}
+__device__ __forceinline__ double weight(double num, d3 src, d3 q, d3 t) {
+    return weight_len(num, norm(q - src), norm(t - q));
 }
 
 // keller_hit samples the Keller cone (rf kellerHit); returns the cell or -1.
@@ -147,7 +150,8 @@ __device__ __forceinline__ int direct_lane(const DirectArgs& a, const DirectCons
     d3 e = wd3(st, RFS_D_DIR);
     d3 q = w3(st, RFS_POS) + e * add_rn(tmin, mul_rn(u, span));
     d3 src = w3(st, RFS_SRC);
-    if (!visible<W>(a.sc, src, q)) return OUT_VIS;
+    double lsq, ltq;  // norm(q − src), norm(t − q): W's distances, the segments' lengths
+    if (!visible_len<W>(a.sc, src, q, lsq)) return OUT_VIS;
     d3 t;
     double measure = 1.0;
     if (!MIXED || kind == 0) {
@@ -175,14 +179,18 @@ __device__ __forceinline__ int direct_lane(const DirectArgs& a, const DirectCons
         measure = gain * gain * fspl * gmax((double)count, 1.0);
         t = r;
     }
-    if (kind != 2 && !visible<W>(a.sc, q, t)) return OUT_VIS;
+    if (kind != 2) {
+        if (!visible_len<W>(a.sc, q, t, ltq)) return OUT_VIS;
+    } else {
+        ltq = norm(t - q);
+    }
     if (s != nc.s || kind != nc.kind) {
         double w_edge = gmax(span, 0.0) * (double)a.S / k.n(kind);
         nc.s = s;
         nc.kind = kind;
         nc.num = weight_num(st, k.l4sq, a.g.area, w_edge);
     }
-    c = weight(nc.num, src, q, t) * measure;
+    c = weight_len(nc.num, lsq, ltq) * measure;
     if (!(c > 0.0) || !fin(c)) return OUT_UTD;
     return kind;
 }

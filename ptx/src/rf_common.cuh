@@ -302,6 +302,15 @@ __device__ __forceinline__ bool visible(const Scn& sc, d3 a, d3 b) {
     return trace<W, true>(sc, o, d, tmax).prim == RF_NO_PRIM;
 }
 
+// visible_len is visible(a, b) that also returns len = norm(b − a), the
+// length segment computes (the compiler shares the one square root), for a
+// caller that needs it again.
+template <int W>
+__device__ __forceinline__ bool visible_len(const Scn& sc, d3 a, d3 b, double& len) {
+    len = norm(b - a);
+    return visible<W>(sc, a, b);
+}
+
 // visible_ignoring: the segment's closest blocker, if any, is face ignore.
 template <int W>
 __device__ __forceinline__ bool visible_ignoring(const Scn& sc, d3 a, d3 b, int ignore) {
