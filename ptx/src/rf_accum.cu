@@ -316,7 +316,15 @@ __device__ __forceinline__ void coherent_kernel(const CoherentArgs& a, int lane_
 }
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct(
+// Resident blocks per SM the kernels ask for: the occupancy their
+// registers gave before the per-state invariants were hoisted (3 blocks of
+// the mixed direct kernel at up to 168 registers, 4 of the coherent one at
+// up to 128), so that a compiler needing a few more registers spills a
+// word rather than losing a block.
+#define RF_DIRECT_BLOCKS 3
+#define RF_COHERENT_BLOCKS 4
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_BLOCKS) rf_accum_direct(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
@@ -326,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct(
     direct_kernel<2, true>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct4(
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_BLOCKS) rf_accum_direct4(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
@@ -365,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct_only4(
     direct_kernel<4, false>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent(
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_COHERENT_BLOCKS) rf_accum_coherent(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int select_point, int prefilter, int lane_offset, int lane_count, int smem_cells,
@@ -375,7 +383,7 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent(
     coherent_kernel<2>(a, lane_offset, lane_count, smem_cells, acc, counts);
 }
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent4(
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_COHERENT_BLOCKS) rf_accum_coherent4(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int select_point, int prefilter, int lane_offset, int lane_count, int smem_cells,
