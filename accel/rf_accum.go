@@ -193,7 +193,18 @@ func (b *BVH) launchDfrDirect(run rfRunner, in DfrAccumLaunch, out DfrAccumOut, 
 	if !ok {
 		return nil
 	}
-	return b.runAccum(run, "rf_accum_direct", in.Options.LaneCount, 2*cells, shared, args, out.Counters, out.Grids)
+	return b.runAccum(run, dfrDirectEntry(in.Options), in.Options.LaneCount, 2*cells, shared, args, out.Counters, out.Grids)
+}
+
+// dfrDirectEntry is the accum_dfr_direct kernel for the window of o:
+// rf_accum_direct_only when it holds direct lanes only (the same lanes
+// without the Keller and suffix code, so with fewer registers and more
+// resident warps), rf_accum_direct otherwise. Both take the same arguments.
+func dfrDirectEntry(o rf.AccumOptions) string {
+	if int64(o.LaneOffset)+int64(o.LaneCount) <= int64(o.DirectSamples) {
+		return "rf_accum_direct_only"
+	}
+	return "rf_accum_direct"
 }
 
 // dfrDirectArgs are the arguments of rf_accum_direct before its

@@ -17,8 +17,10 @@ const (
 // rf_paths.cu).
 const (
 	// DfrStateWords is the size of one packed diffraction state in 32-bit
-	// words (see PackDfrStates).
-	DfrStateWords = 64
+	// words (see PackDfrStates): 60 words of inputs, 4 of padding, then
+	// float64 per-state invariants (words 64 onward, two words each, low
+	// word first).
+	DfrStateWords = 96
 	// FaceMaterialWords is the size of one packed face material (eta_r,
 	// sigma, mu_r, gain, valid as 0 or 1), float32 each.
 	FaceMaterialWords = 5
@@ -37,6 +39,9 @@ const (
 	stPos, stDir, stTMin, stTMax, stN0, stN1, stExt, stSrc, stPower, stGain = 0, 3, 6, 7, 8, 11, 14, 15, 18, 19
 	stEdge, stActive, stPrim0, stPrim1, stSuffixN, stSuffixFace             = 20, 21, 22, 23, 24, 25
 	stSuffixGain, stSuffixTri, stFaceMat                                    = 28, 32, 50
+	// float64 invariants (rf_common.cuh RFS_D_*): the unit edge direction,
+	// its renormalization, tmax − tmin, power·gain and the wedge factor.
+	stDirUnit, stDirUnit2, stSpan, stPowerGain, stWedge = 64, 70, 76, 78, 80
 )
 
 // TriangleFunc returns the vertices of global face f.
@@ -48,8 +53,11 @@ type TriangleFunc func(f int) (p0, p1, p2 [3]float32)
 // empty, one broadcast flag or one per state), the state's material gain
 // (rf's prim0-else-prim1 rule, clamped at 0, 1 without a valid row), the
 // suffix candidates {prim0, prim1 ≠ prim0} that are scene faces with a
-// valid material row, with their gains and triangles, and the UTD face
-// materials of prim0 and prim1. m nil is the default material over faces
+// valid material row, with their gains and triangles, the UTD face
+// materials of prim0 and prim1, and the float64 per-state invariants of
+// the accumulation kernels (unit edge direction and its renormalization,
+// tmax − tmin, power·gain, the wedge factor), evaluated as the kernels
+// would, bit for bit. m nil is the default material over faces
 // faces; tri gives the triangles of the scene's faces (only called for
 // suffix candidates; it may be nil when faces is 0).
 func PackDfrStates(st *rf.DfrStates, n int, m *rf.DfrMaterial, active []bool, faces int, tri TriangleFunc) []uint32 {
@@ -111,6 +119,7 @@ func PackDfrStatesInto(dst []uint32, st *rf.DfrStates, n int, m *rf.DfrMaterial,
 			slots++
 		}
 		w[stSuffixN] = uint32(slots)
+		putInvariants(w, st, i, g)
 		for k, p := range []int32{p0, p1} {
 			if !valid(p) {
 				continue

@@ -152,7 +152,7 @@ func (b *BVH) launchDfrDirectPartial(run rfRunner, in DfrAccumLaunch, p RFPartia
 	if !ok {
 		return nil
 	}
-	return b.runPartial(run, ModuleRFAccum, "rf_accum_direct", in.Options.LaneCount, shared, args, p)
+	return b.runPartial(run, ModuleRFAccum, dfrDirectEntry(in.Options), in.Options.LaneCount, shared, args, p)
 }
 
 // AccumDfrCoherentPartial queues the accum_dfr_coherent_direct launch of

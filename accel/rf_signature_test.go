@@ -97,9 +97,13 @@ func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 			o := rf.DefaultAccumOptions()
 			o.DirectSamples, o.KellerSamples, o.SuffixSamples, o.LaneOffset, o.LaneCount = 100, 50, 50, 7, 150
 			for _, acc := range []bool{false, true} {
-				in := DfrAccumLaunch{States: buf[uint32](), NumStates: 3, Grid: g, Options: o, Accumulate: acc}
-				if err := b.launchDfrDirect(rec, in, DfrAccumOut{Grids: buf[float32](), Counters: buf[int32]()}, cells); err != nil {
-					t.Fatal(err)
+				// Mixed lanes (rf_accum_direct), then direct lanes only (rf_accum_direct_only).
+				for _, w := range [][2]int{{7, 150}, {10, 90}} {
+					o.LaneOffset, o.LaneCount = w[0], w[1]
+					in := DfrAccumLaunch{States: buf[uint32](), NumStates: 3, Grid: g, Options: o, Accumulate: acc}
+					if err := b.launchDfrDirect(rec, in, DfrAccumOut{Grids: buf[float32](), Counters: buf[int32]()}, cells); err != nil {
+						t.Fatal(err)
+					}
 				}
 				co := rf.DefaultCoherentOptions()
 				co.LaneCount = 3 * cells
@@ -141,7 +145,7 @@ func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 			}
 		}
 	}
-	if rec.shared[ModuleRFAccum+".rf_accum_direct"] != 16*rfWarps*16 || rec.shared[ModuleRFRefl+".rf_accum_reflections"] != 16*rfWarps*56 {
+	if rec.shared[ModuleRFAccum+".rf_accum_direct"] != 16*rfWarps*16 || rec.shared[ModuleRFAccum+".rf_accum_direct_only"] != 16*rfWarps*16 || rec.shared[ModuleRFRefl+".rf_accum_reflections"] != 16*rfWarps*56 {
 		t.Errorf("shared memory per launch: %v", rec.shared)
 	}
 }

@@ -19,11 +19,11 @@ import (
 //
 // Cost: the states are 28 values per state (112 bytes), hashed at the
 // speed of maphash plus one store per value; packing them (the replica's
-// 64-word record per state, with the material, the suffix candidates and
-// their triangles resolved) costs about twice as much: for 100 000 states
-// BenchmarkInputKey takes about 3 ms and BenchmarkPackDfrStates about
-// 5.5 ms on one core of the development machine (package replica's
-// benchmarks). A hit also saves the upload of the 25.6 MB of records.
+// 96-word record per state, with the material, the suffix candidates and
+// their triangles resolved and the kernels' float64 per-state invariants
+// evaluated) costs several times as much (package replica's
+// BenchmarkInputKey and BenchmarkPackDfrStates, 100 000 states, measure
+// both). A hit also saves the upload of the 38.4 MB of records.
 
 // keySeed seeds every input key of this process.
 var keySeed = maphash.MakeSeed()

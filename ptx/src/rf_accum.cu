@@ -31,15 +31,20 @@ namespace {
 // AccumResult.counters order: direct, keller, suffix, vis, edge_vis, utd, edge_uses).
 enum { OUT_DIRECT = 0, OUT_KELLER = 1, OUT_SUFFIX = 2, OUT_VIS = 3, OUT_UTD = 5, OUT_NONE = 7 };
 
-// weight is W(s, Q, T, w_edge) of spec §6.1 (rf diffractionWeight).
-__device__ __forceinline__ double weight(const unsigned int* st, double lambda, double area, d3 q, d3 t, double w_edge) {
-    d3 src = w3(st, RFS_SRC);
-    double sd = gmax(norm(q - src), RF_EPS_SMALL);
-    double td = gmax(norm(t - q), RF_EPS_SMALL);
-    double wedge = gmin(gmax((double)wf(st, RFS_EXT), RF_PI / 4.0) / (2.0 * RF_PI), 2.0);
-    double l4 = lambda / (4.0 * RF_PI);
-    double power = (double)wf(st, RFS_POWER), gain = (double)wf(st, RFS_GMAT);
-    return power * gain * (l4 * l4) * w_edge * area * wedge / (sd * sd * td * td);
+// weight_num is the numerator of W(s, Q, T, w_edge) of spec §6.1 (rf
+// diffractionWeight), power·gain·(λ/4π)²·w_edge·area·wedge multiplied left
+// to right; it is constant per state and lane kind. weight divides it by
+// sd²·td² (sd = max(|Q − src|, ε), td = max(|T − Q|, ε)).
+__device__ __forceinline__ double weight_num(const unsigned int* st, double l4sq, double area, double w_edge) {
+    return wd(st, RFS_D_PG) * l4sq * w_edge * area * wd(st, RFS_D_WEDGE);
+}
+__device__ __forceinline__ double weight_len(double num, double lsq, double ltq) {
+    double sd = gmax(lsq, RF_EPS_SMALL);
+    double td = gmax(ltq, RF_EPS_SMALL);
+    return num / (sd * sd * td * td);
+}
+__device__ __forceinline__ double weight(double num, d3 src, d3 q, d3 t) {
+    return weight_len(num, norm(q - src), norm(t - q));
 }
 
 // keller_hit samples the Keller cone (rf kellerHit); returns the cell or -1.
@@ -110,27 +115,49 @@ struct DirectArgs {
     unsigned int seed;
 };
 
-// direct_lane runs global lane gl (rf directCall.lane): returns the outcome
-// and, for a commit, the cell and the contribution c.
-template <int W>
-__device__ __forceinline__ int direct_lane(const DirectArgs& a, unsigned int gl, int& cell, double& c) {
-    const int cells = a.g.res0 * a.g.res1;
-    const int s = (int)(gl % (unsigned int)a.S);
-    cell = (int)((gl / (unsigned int)a.S) % (unsigned int)cells);
-    const int kind = (long long)gl < (long long)a.D ? 0 : ((long long)gl < (long long)a.D + a.K ? 1 : 2);
+// DirectConst are the per-launch constants of the direct lanes: (λ/4π)²
+// and max(n, 1) of each lane kind's sample count n.
+struct DirectConst {
+    double l4sq, n0, n1, n2;
+    __device__ __forceinline__ explicit DirectConst(const DirectArgs& a) {
+        double l4 = a.lambda / (4.0 * RF_PI);
+        l4sq = l4 * l4;
+        n0 = gmax((double)a.D, 1.0);
+        n1 = gmax((double)a.K, 1.0);
+        n2 = gmax((double)a.X, 1.0);
+    }
+    __device__ __forceinline__ double n(int kind) const { return kind == 0 ? n0 : (kind == 1 ? n1 : n2); }
+};
+
+// NumCache keeps the weight numerator of the last (state, kind) a thread's
+// lanes committed with; a lane of the same state and kind reuses it.
+struct NumCache {
+    int s = -1, kind = -1;
+    double num = 0.0;
+};
+
+// direct_lane runs global lane gl of state s and cell (ci, cj) (rf
+// directCall.lane): returns the outcome and, for a commit, the cell and the
+// contribution c. MIXED false: the window holds direct lanes only.
+template <int W, bool MIXED>
+__device__ __forceinline__ int direct_lane(const DirectArgs& a, const DirectConst& k, unsigned int gl, int s, int ci,
+                                           int cj, CellCache& cc, NumCache& nc, int& cell, double& c) {
+    cell = cj * a.g.res0 + ci;
+    const int kind = !MIXED || (long long)gl < (long long)a.D ? 0 : ((long long)gl < (long long)a.D + a.K ? 1 : 2);
     const unsigned int* st = a.states + (size_t)s * RF_STATE_WORDS;
     if (wi(st, RFS_ACTIVE) == 0) return OUT_VIS;
-    double tmin = (double)wf(st, RFS_TMIN), tmax = (double)wf(st, RFS_TMAX);
+    double tmin = (double)wf(st, RFS_TMIN), span = wd(st, RFS_D_SPAN);
     double u = (double)uniform(gl, 0u, a.seed);
-    d3 e = normalize(w3(st, RFS_DIR));
-    d3 q = w3(st, RFS_POS) + e * add_rn(tmin, mul_rn(u, tmax - tmin));
+    d3 e = wd3(st, RFS_D_DIR);
+    d3 q = w3(st, RFS_POS) + e * add_rn(tmin, mul_rn(u, span));
     d3 src = w3(st, RFS_SRC);
-    if (!visible<W>(a.sc, src, q)) return OUT_VIS;
-    d3 t = cell_center(a.g, cell);
-    int n = a.D;
+    double lsq, ltq;  // norm(q − src), norm(t − q): W's distances, the segments' lengths
+    if (!visible_len<W>(a.sc, src, q, lsq)) return OUT_VIS;
+    d3 t;
     double measure = 1.0;
-    if (kind == 1) {
-        n = a.K;
+    if (!MIXED || kind == 0) {
+        t = cc.center(a.g, ci, cj);
+    } else if (kind == 1) {
         double phi = 2.0 * RF_PI * (double)uniform(gl, 1u, a.seed);
         d3 kt;
         double km;
@@ -139,42 +166,51 @@ __device__ __forceinline__ int direct_lane(const DirectArgs& a, unsigned int gl,
         t = kt;
         cell = kc;
         measure = km;
-    } else if (kind == 2) {
-        n = a.X;
+    } else {
         int count = wi(st, RFS_SUFFIX_N);
         if (count == 0) return OUT_UTD;
         int slot = (int)(hash(gl ^ (17u * 0x9e3779b9u) ^ a.seed) % (unsigned int)count);
         int face = wi(st, RFS_SUFFIX_FACE + slot);
+        t = cc.center(a.g, ci, cj);
         d3 r;
         if (!suffix_point(st + RFS_SUFFIX_TRI + 9 * slot, q, t, r)) return OUT_UTD;
         if (!visible_ignoring<W>(a.sc, q, r, face) || !visible_ignoring<W>(a.sc, r, t, face)) return OUT_VIS;
         double gain = (double)wf(st, RFS_SUFFIX_GAIN + slot);
-        double l4 = a.lambda / (4.0 * RF_PI);
-        double fspl = (l4 * l4) / gmax(dot(r - t, r - t), RF_EPS_SMALL);
+        double fspl = k.l4sq / gmax(dot(r - t, r - t), RF_EPS_SMALL);
         measure = gain * gain * fspl * gmax((double)count, 1.0);
         t = r;
     }
-    if (kind != 2 && !visible<W>(a.sc, q, t)) return OUT_VIS;
-    double w_edge = gmax(tmax - tmin, 0.0) * (double)a.S / gmax((double)n, 1.0);
-    c = weight(st, a.lambda, a.g.area, q, t, w_edge) * measure;
+    if (kind != 2) {
+        if (!visible_len<W>(a.sc, q, t, ltq)) return OUT_VIS;
+    } else {
+        ltq = norm(t - q);
+    }
+    if (s != nc.s || kind != nc.kind) {
+        double w_edge = gmax(span, 0.0) * (double)a.S / k.n(kind);
+        nc.s = s;
+        nc.kind = kind;
+        nc.num = weight_num(st, k.l4sq, a.g.area, w_edge);
+    }
+    c = weight_len(nc.num, lsq, ltq) * measure;
     if (!(c > 0.0) || !fin(c)) return OUT_UTD;
     return kind;
 }
 
-template <int W>
-__device__ __forceinline__ void direct_kernel(const DirectArgs& a, int lane_offset, int lane_count, int smem_cells,
-                                              double* acc, int* counters) {
-    extern __shared__ double rf_smem[];
-    const int cells = a.g.res0 * a.g.res1;
-    Hist<2, 0> h{smem_cells > 0 ? rf_smem : nullptr, acc, nullptr, cells};
-    h.init();
-    unsigned int cnt[6] = {0u, 0u, 0u, 0u, 0u, 0u};  // direct keller suffix vis utd edge_uses
+template <int W, bool MIXED>
+__device__ __forceinline__ void direct_loop(const DirectArgs& a, int lane_offset, int lane_count, Hist<2, 0>& h,
+                                            unsigned int (&cnt)[6]) {
+    const DirectConst k(a);
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < lane_count; base += stride) {
+    const long long first = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
+    LaneMap m((unsigned int)(lane_offset + first + (threadIdx.x & 31u)), (unsigned int)a.S, a.g.res0, a.g.res1,
+              (unsigned int)stride);
+    CellCache cc;
+    NumCache nc;
+    for (long long base = first; base < lane_count; base += stride, m.advance()) {
         long long l = base + (threadIdx.x & 31u);
         int cell = -1, out = OUT_NONE;
         double c = 0.0;
-        if (l < lane_count) out = direct_lane<W>(a, (unsigned int)(lane_offset + l), cell, c);
+        if (l < lane_count) out = direct_lane<W, MIXED>(a, k, (unsigned int)(lane_offset + l), (int)m.s, m.ci, m.cj, cc, nc, cell, c);
         cnt[0] += out == OUT_DIRECT;
         cnt[1] += out == OUT_KELLER;
         cnt[2] += out == OUT_SUFFIX;
@@ -185,6 +221,17 @@ __device__ __forceinline__ void direct_kernel(const DirectArgs& a, int lane_offs
         if (out <= OUT_SUFFIX) { v[0] = c; v[1] = sqrt(c); }
         h.commit(out <= OUT_SUFFIX ? cell : -1, v, -1);
     }
+}
+
+template <int W, bool MIXED>
+__device__ __forceinline__ void direct_kernel(const DirectArgs& a, int lane_offset, int lane_count, int smem_cells,
+                                              double* acc, int* counters) {
+    extern __shared__ double rf_smem[];
+    const int cells = a.g.res0 * a.g.res1;
+    Hist<2, 0> h{smem_cells > 0 ? rf_smem : nullptr, acc, nullptr, cells};
+    h.init();
+    unsigned int cnt[6] = {0u, 0u, 0u, 0u, 0u, 0u};  // direct keller suffix vis utd edge_uses
+    direct_loop<W, MIXED>(a, lane_offset, lane_count, h, cnt);
     add_counter(counters + 0, cnt[0]);
     add_counter(counters + 1, cnt[1]);
     add_counter(counters + 2, cnt[2]);
@@ -203,24 +250,27 @@ struct CoherentArgs {
     int select_point, prefilter;
 };
 
-// coherent_lane runs lane gl (rf AccumDfrCoherentDirect): integer channel
-// 0 commit, 1 visibility reject, 2 UTD reject, -1 inactive state.
+// coherent_lane runs lane gl of state s and cell (ci, cj) (rf
+// AccumDfrCoherentDirect): integer channel 0 commit, 1 visibility reject,
+// 2 UTD reject, -1 inactive state. l4sq is (λ/4π)², kw 2π/λ.
 template <int W>
-__device__ __forceinline__ int coherent_lane(const CoherentArgs& a, unsigned int gl, int& cell, double& re, double& im) {
-    const int s = (int)(gl % (unsigned int)a.S);
-    cell = (int)(gl / (unsigned int)a.S);
+__device__ __forceinline__ int coherent_lane(const CoherentArgs& a, double l4sq, double kw, int s, int ci, int cj,
+                                             int& cell, double& re, double& im) {
+    cell = cj * a.g.res0 + ci;
     const unsigned int* st = a.states + (size_t)s * RF_STATE_WORDS;
     if (wi(st, RFS_ACTIVE) == 0) return -1;
     double tmin = (double)wf(st, RFS_TMIN), tmax = (double)wf(st, RFS_TMAX);
     d3 pos = w3(st, RFS_POS), src = w3(st, RFS_SRC);
-    d3 e = normalize(w3(st, RFS_DIR));
-    d3 t = cell_center(a.g, cell);
+    d3 e = wd3(st, RFS_D_DIR);
+    d3 t = plane_point(a.g.axis, a.g.pos, cell_coord(ci, a.g.res0, a.g.min0, a.g.max0),
+                       cell_coord(cj, a.g.res1, a.g.min1, a.g.max1));
     double te = 0.5 * (tmin + tmax), tv = te;
-    double length = tmax - tmin;
+    double length = wd(st, RFS_D_SPAN);
     if (a.select_point) {
-        // StationaryParameter(src, t, pos + e·tmin, e), which normalizes e again.
+        // StationaryParameter(src, t, pos + e·tmin, e), which normalizes e
+        // again (ee, the record's RFS_D_DIR2).
         d3 origin = pos + e * tmin;
-        d3 ee = normalize(e);
+        d3 ee = wd3(st, RFS_D_DIR2);
         d3 so = src - origin, to = t - origin;
         double pa = dot(so, ee), pb = dot(to, ee);
         double rs = norm(so - ee * pa), rt = norm(to - ee * pb);
@@ -231,10 +281,9 @@ __device__ __forceinline__ int coherent_lane(const CoherentArgs& a, unsigned int
     }
     d3 q = pos + e * te, qv = pos + e * tv;
     if (a.prefilter && !(visible<W>(a.sc, src, qv) && visible<W>(a.sc, qv, t))) return 1;
-    double c = weight(st, a.lambda, a.g.area, q, t, gmax(length, 0.0) * (double)a.S);
+    double c = weight(weight_num(st, l4sq, a.g.area, gmax(length, 0.0) * (double)a.S), src, q, t);
     if (!(c > 0.0) || !fin(c)) return 2;
-    double k = 2.0 * RF_PI / a.lambda;
-    double phase = -k * (gmax(norm(q - src), RF_EPS_SMALL) + gmax(norm(t - q), RF_EPS_SMALL));
+    double phase = -kw * (gmax(norm(q - src), RF_EPS_SMALL) + gmax(norm(t - q), RF_EPS_SMALL));
     double amp = sqrt(c), sn, cs;
     sincos(phase, &sn, &cs);
     re = amp * cs;
@@ -250,12 +299,17 @@ __device__ __forceinline__ void coherent_kernel(const CoherentArgs& a, int lane_
     // counts rows (cells wide each): direct_count, visibility_reject_count, utd_reject_count.
     Hist<2, 3> h{smem_cells > 0 ? rf_smem : nullptr, acc, counts, cells};
     h.init();
+    const double l4 = a.lambda / (4.0 * RF_PI), l4sq = l4 * l4;
+    const double kw = 2.0 * RF_PI / a.lambda;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < lane_count; base += stride) {
+    const long long first = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
+    LaneMap m((unsigned int)(lane_offset + first + (threadIdx.x & 31u)), (unsigned int)a.S, a.g.res0, a.g.res1,
+              (unsigned int)stride);
+    for (long long base = first; base < lane_count; base += stride, m.advance()) {
         long long l = base + (threadIdx.x & 31u);
         int cell = -1, ch = -1;
         double re = 0.0, im = 0.0;
-        if (l < lane_count) ch = coherent_lane<W>(a, (unsigned int)(lane_offset + l), cell, re, im);
+        if (l < lane_count) ch = coherent_lane<W>(a, l4sq, kw, (int)m.s, m.ci, m.cj, cell, re, im);
         double v[2] = {re, im};
         h.commit(ch >= 0 ? cell : -1, v, ch);
     }
@@ -263,24 +317,32 @@ __device__ __forceinline__ void coherent_kernel(const CoherentArgs& a, int lane_
 }
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct(
+// Resident blocks per SM the kernels ask for: the occupancy their
+// registers gave before the per-state invariants were hoisted (3 blocks of
+// the mixed direct kernel at up to 168 registers, 4 of the coherent one at
+// up to 128), so that a compiler needing a few more registers spills a
+// word rather than losing a block.
+#define RF_DIRECT_BLOCKS 3
+#define RF_COHERENT_BLOCKS 4
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_BLOCKS) rf_accum_direct(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
     double* __restrict__ acc, int* __restrict__ counters) {
     DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
                  lambda, D, K, X, seed};
-    direct_kernel<2>(a, lane_offset, lane_count, smem_cells, acc, counters);
+    direct_kernel<2, true>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct4(
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_BLOCKS) rf_accum_direct4(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
     double* __restrict__ acc, int* __restrict__ counters) {
     DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
                  lambda, D, K, X, seed};
-    direct_kernel<4>(a, lane_offset, lane_count, smem_cells, acc, counters);
+    direct_kernel<4, true>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
 extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct8(
@@ -290,10 +352,49 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct8(
     double* __restrict__ acc, int* __restrict__ counters) {
     DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
                  lambda, D, K, X, seed};
-    direct_kernel<8>(a, lane_offset, lane_count, smem_cells, acc, counters);
+    direct_kernel<8, true>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent(
+// rf_accum_direct_only(4, 8) is rf_accum_direct for a window of direct lanes
+// only (lane_offset + lane_count ≤ D; the launcher picks it then): the same
+// lanes without the Keller and suffix code, so with fewer registers.
+// The binary-node variant asks for RF_DIRECT_ONLY_BLOCKS resident blocks
+// per SM (96 registers; nvcc 11.8 for sm_90 spills one word), a quarter
+// more warps than its unbounded 116 registers allow, to hide the latency
+// of its float64 chains; the quad-node variant would spill more and keeps
+// its registers.
+#define RF_DIRECT_ONLY_BLOCKS 5
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_ONLY_BLOCKS) rf_accum_direct_only(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<2, false>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct_only4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<4, false>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct_only8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<8, false>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_COHERENT_BLOCKS) rf_accum_coherent(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int select_point, int prefilter, int lane_offset, int lane_count, int smem_cells,
@@ -303,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent(
     coherent_kernel<2>(a, lane_offset, lane_count, smem_cells, acc, counts);
 }
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_coherent4(
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_COHERENT_BLOCKS) rf_accum_coherent4(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
     const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
     double lambda, int select_point, int prefilter, int lane_offset, int lane_count, int smem_cells,

@@ -29,8 +29,12 @@
 #define RF_C0 299792458.0
 #define RF_EPS0 8.854187817e-12
 
-// Packed state record (accel/rf_pack.go), RF_STATE_WORDS 32-bit words.
-#define RF_STATE_WORDS 64
+// Packed state record (accel/rf_pack.go), RF_STATE_WORDS 32-bit words:
+// float32 / int32 inputs in words 0-59, then from word 64 float64
+// per-state invariants (low word first) that the host evaluates with the
+// operations below, in their order, so that they equal the values a lane
+// would compute from the inputs bit for bit.
+#define RF_STATE_WORDS 96
 #define RFS_POS 0
 #define RFS_DIR 3
 #define RFS_TMIN 6
@@ -50,6 +54,11 @@
 #define RFS_SUFFIX_GAIN 28 /* 2 words */
 #define RFS_SUFFIX_TRI 32  /* 2 × 9 words */
 #define RFS_FACE_MAT 50    /* 2 × 5 words: present, eta, sigma, mu, gain */
+#define RFS_D_DIR 64       /* 3 float64: normalize(dir) */
+#define RFS_D_DIR2 70      /* 3 float64: normalize(normalize(dir)) */
+#define RFS_D_SPAN 76      /* float64: (double)tmax − (double)tmin */
+#define RFS_D_PG 78        /* float64: (double)power · (double)gain */
+#define RFS_D_WEDGE 80     /* float64: gmin(gmax(ext, π/4) / (2π), 2) */
 
 namespace rf {
 
@@ -129,6 +138,11 @@ __device__ __forceinline__ int wi(const unsigned int* r, int k) { return (int)__
 __device__ __forceinline__ d3 w3(const unsigned int* r, int k) {
     return mk((double)wf(r, k), (double)wf(r, k + 1), (double)wf(r, k + 2));
 }
+// wd reads the float64 at words k, k+1 (low word first); wd3 three of them.
+__device__ __forceinline__ double wd(const unsigned int* r, int k) {
+    return __hiloint2double((int)__ldg(r + k + 1), (int)__ldg(r + k));
+}
+__device__ __forceinline__ d3 wd3(const unsigned int* r, int k) { return mk(wd(r, k), wd(r, k + 2), wd(r, k + 4)); }
 __device__ __forceinline__ d3 ld3(const float* __restrict__ p, long long i) {
     return mk((double)p[3 * i], (double)p[3 * i + 1], (double)p[3 * i + 2]);
 }
@@ -158,6 +172,66 @@ __device__ __forceinline__ d3 cell_center(const Grid& g, int c) {
     double v = ((double)j + 0.5) / (double)g.res1;
     return plane_point(g.axis, g.pos, add_rn(g.min0, mul_rn(u, g.max0 - g.min0)), add_rn(g.min1, mul_rn(v, g.max1 - g.min1)));
 }
+// cell_coord is the plane coordinate of the centre of column (or row) i
+// of res: lo + ((i + 0.5)/res)·(hi − lo), cell_center's arithmetic.
+__device__ __forceinline__ double cell_coord(int i, int res, double lo, double hi) {
+    return add_rn(lo, mul_rn(((double)i + 0.5) / (double)res, hi - lo));
+}
+
+// CellCache keeps the plane coordinates of the last column and row a
+// thread's lanes mapped to, so that a lane on the same column (row) as the
+// previous one reuses them; the point is cell_center's bit for bit.
+struct CellCache {
+    int i = -1, j = -1;
+    double c0 = 0.0, c1 = 0.0;
+    __device__ __forceinline__ d3 center(const Grid& g, int ci, int cj) {
+        if (ci != i) { i = ci; c0 = cell_coord(ci, g.res0, g.min0, g.max0); }
+        if (cj != j) { j = cj; c1 = cell_coord(cj, g.res1, g.min1, g.max1); }
+        return plane_point(g.axis, g.pos, c0, c1);
+    }
+};
+
+// LaneMap is the lane → (state, cell) mapping of the grid accumulations,
+// s = gl mod S and cell = (gl div S) mod cells with cell = cj·res0 + ci,
+// kept by incremental counters: a thread computes it once with divisions
+// for its first lane and then advances it by the (uniform) grid stride
+// with additions and carries, every lane it runs afterwards lying a whole
+// number of strides further.
+struct LaneMap {
+    unsigned int s;
+    int ci, cj;
+    unsigned int S, ds;
+    int res0, res1, dci, dcj;
+
+    __device__ __forceinline__ LaneMap(unsigned int gl, unsigned int states, int r0, int r1, unsigned int stride)
+        : S(states), res0(r0), res1(r1) {
+        const unsigned int cells = (unsigned int)r0 * (unsigned int)r1;
+        s = gl % S;
+        unsigned int c = (gl / S) % cells;
+        ci = (int)(c % (unsigned int)r0);
+        cj = (int)(c / (unsigned int)r0);
+        ds = stride % S;
+        unsigned int dc = (stride / S) % cells;
+        dci = (int)(dc % (unsigned int)r0);
+        dcj = (int)(dc / (unsigned int)r0);
+    }
+    __device__ __forceinline__ int cell() const { return cj * res0 + ci; }
+    // advance moves to gl + stride: the state carries into the cell index
+    // (gl div S grows by stride div S, plus one on a carry), the column
+    // into the row, the row wraps at res1 (each sum is below twice its
+    // bound, so one subtraction suffices).
+    __device__ __forceinline__ void advance() {
+        s += ds;
+        int carry = s >= S;
+        if (carry) s -= S;
+        ci += dci + carry;
+        int row = ci >= res0;
+        if (row) ci -= res0;
+        cj += dcj + row;
+        if (cj >= res1) cj -= res1;
+    }
+};
+
 // cell_of: the cell holding a plane point inside [min0,max0)×[min1,max1), or -1.
 __device__ __forceinline__ int cell_of(const Grid& g, d3 p) {
     double c0, c1;
@@ -226,6 +300,15 @@ __device__ __forceinline__ bool visible(const Scn& sc, d3 a, d3 b) {
     float tmax;
     if (!segment(a, b, o, d, tmax)) return true;
     return trace<W, true>(sc, o, d, tmax).prim == RF_NO_PRIM;
+}
+
+// visible_len is visible(a, b) that also returns len = norm(b − a), the
+// length segment computes (the compiler shares the one square root), for a
+// caller that needs it again.
+template <int W>
+__device__ __forceinline__ bool visible_len(const Scn& sc, d3 a, d3 b, double& len) {
+    len = norm(b - a);
+    return visible<W>(sc, a, b);
 }
 
 // visible_ignoring: the segment's closest blocker, if any, is face ignore.
