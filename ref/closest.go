@@ -23,6 +23,10 @@ const (
 	closestAbs   = 1e-12
 )
 
+// closestBlockRows is the row block of the closest-point walk: its rows
+// cost several times an intersect row's, so its blocks are smaller.
+const closestBlockRows = 64
+
 // nearFace is the running answer of one closest-point row.
 type nearFace struct {
 	tp   triPoint
@@ -72,7 +76,7 @@ func (s *Scene) ClosestPointsContext(ctx context.Context, points []float32, maxD
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if err := parallelRows(ctx, "closest points", n, func(lo, hi int) {
+	if err := parallelBlocks(ctx, "closest points", n, closestBlockRows, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s.closestRow(c, i, points, limit, active)
 		}

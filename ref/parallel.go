@@ -17,7 +17,13 @@ const blockRows = 256
 // done: the error then names op and wraps ctx.Err(). Rows are independent,
 // so the result does not depend on the schedule.
 func parallelRows(ctx context.Context, op string, n int, body func(lo, hi int)) error {
-	if err := par.Rows(ctx, n, blockRows, body); err != nil {
+	return parallelBlocks(ctx, op, n, blockRows, body)
+}
+
+// parallelBlocks is parallelRows with blocks of block rows (a smaller block
+// for rows that cost more, so that cancellation stays prompt).
+func parallelBlocks(ctx context.Context, op string, n, block int, body func(lo, hi int)) error {
+	if err := par.Rows(ctx, n, block, body); err != nil {
 		return fmt.Errorf("ref: %s cancelled: %w", op, err)
 	}
 	return nil
