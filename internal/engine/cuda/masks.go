@@ -11,9 +11,11 @@ import (
 // Masks on one device. The BVH tracer honours per-ray tmin and masks and
 // the meshes' masks in intersect, trace_reflections and visible (host and
 // device paths) through its masked kernels, which run only while a query
-// carries limits or a mesh mask differs from the default. The OptiX tracer
-// and the segment-blocker and RF kernels have no masked form: they refuse
-// (an *UnsupportedError) while masks are in play instead of ignoring them.
+// carries limits or a mesh mask differs from the default; crossings runs
+// its masked kernels over the scene's BVH (an OptiX engine's blocker BVH
+// carries the masks too). The OptiX tracer and the segment-blocker and RF
+// kernels have no masked form: they refuse (an *UnsupportedError) while
+// masks are in play instead of ignoring them.
 
 // SetMeshMask makes the tracer follow the tables' masks (already updated
 // by the façade).
@@ -24,11 +26,13 @@ func (e *Engine) SetMeshMask(ctx context.Context, _ int, _ uint8) error {
 	if err := e.applyMasks(e.tr); err != nil {
 		return err
 	}
+	e.blockers.markMasksStale()
 	return e.build.Synchronize()
 }
 
 // applyMasks uploads the tables' face masks to tr on the build stream when
-// tr is a BVH (the OptiX tracer refuses masked queries instead).
+// tr is a BVH (the OptiX tracer refuses masked queries instead; its blocker
+// BVH takes them on its next use).
 func (e *Engine) applyMasks(tr tracer) error {
 	b, ok := tr.(*accel.BVH)
 	if !ok {
