@@ -54,9 +54,9 @@ func checkUntracedRays(op string, r Rays) error {
 // query (Intersect, TraceReflections, Visible, Crossings, the visibility
 // variants and the RF operations). A CUDA scene (rayd-go's BVH or OptiX),
 // and a replicated scene, honour them in Intersect, TraceReflections,
-// Visible and Crossings (host and device paths) and refuse the visibility
-// variants and the RF operations with ErrUnsupported while any mask
-// differs from DefaultMask. No query ignores a mask. Setting every mask
+// Visible, Crossings and the visibility variants (host and device paths)
+// and refuse the RF operations with ErrUnsupported while any mask differs
+// from DefaultMask. No query ignores a mask. Setting every mask
 // back to DefaultMask restores the unmasked kernels and their speed.
 func (s *Scene) SetMeshMask(ctx context.Context, mesh int, mask uint8) error {
 	if err := ctx.Err(); err != nil {

@@ -14,10 +14,11 @@ import (
 // device paths): the BVH through its masked kernels, OptiX through its
 // masked pipelines (an any-hit filter on the face masks); either runs only
 // while a query carries limits or a mesh mask differs from the default.
-// Crossings runs its masked kernels over the scene's BVH (an OptiX
-// engine's blocker BVH carries the masks too). The segment-blocker and RF
-// kernels have no masked form: they refuse (an *UnsupportedError) while a
-// mesh mask differs from the default instead of ignoring it.
+// Crossings and the visibility variants (segment blockers) run their
+// masked kernels over the scene's BVH (an OptiX engine's blocker BVH
+// carries the masks too). The RF kernels have no masked form: they refuse
+// (an *UnsupportedError) while a mesh mask differs from the default instead
+// of ignoring it.
 
 // maskedTracer is a tracer that follows face masks (accel.BVH, accel.OptiX).
 type maskedTracer interface {

@@ -45,11 +45,10 @@ func (bb *blockerBVH) drop() error {
 	return err
 }
 
-// bvhTree is sceneBVH for the kernels without a masked form (the segment
-// blockers of the visibility variants, RF): refused while any mesh mask
-// differs from the default.
+// bvhTree is sceneBVH for the kernels without a masked form (RF): refused
+// while any mesh mask differs from the default.
 func (e *Engine) bvhTree() (*accel.BVH, error) {
-	if err := e.checkMeshMasks("the visibility variants and RF operations"); err != nil {
+	if err := e.checkMeshMasks("the RF operations"); err != nil {
 		return nil, err
 	}
 	return e.sceneBVH()
@@ -94,14 +93,15 @@ func (e *Engine) sceneBVH() (*accel.BVH, error) {
 }
 
 // segmentBlockers is the device segment query: the closest non-ignored
-// blocker of every segment.
+// blocker of every segment (a face of mesh mask 0 never blocks: the masked
+// kernels run while a mesh mask is set).
 func (e *Engine) segmentBlockers(ctx context.Context) geom.SegmentBlockers {
 	return func(start, end []float32, active []bool, ignore []int32, k int) ([]int32, error) {
 		n := len(start) / 3
 		if n == 0 {
 			return []int32{}, ctx.Err()
 		}
-		tree, err := e.bvhTree()
+		tree, err := e.sceneBVH()
 		if err != nil {
 			return nil, err
 		}
