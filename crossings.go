@@ -28,7 +28,9 @@ const MaxCrossingsK = geom.MaxCrossingsK
 // (t = +Inf, prim = shape = −1). Count[i] counts every hit of the segment,
 // also those beyond k; Overflow[i] is Count[i] > k. Inactive rows, rows
 // with a non-finite coordinate and segments not longer than 2e-5 hold only
-// miss slots and count 0. active is nil or one flag per row.
+// miss slots and count 0. active is nil or one flag per row. Segments
+// carry the full ray mask DefaultMask: a face counts only while the mask of
+// its mesh (SetMeshMask) is not 0.
 //
 // Every engine gives the same record bit for bit: the CPU reference, a CUDA
 // scene (rayd-go's BVH; an OptiX scene builds that BVH on its first

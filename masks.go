@@ -51,14 +51,13 @@ func checkUntracedRays(op string, r Rays) error {
 // unchanged.
 //
 // Which queries honour masks: the CPU backend honours them in every traced
-// query (Intersect, TraceReflections, Visible, the visibility variants and
-// the RF operations). A CUDA scene on rayd-go's BVH, and a replicated
-// scene, honour them in Intersect, TraceReflections and Visible (host and
-// device paths) and refuse the visibility variants and the RF operations
-// with ErrUnsupported while any mask differs from DefaultMask; an OptiX
-// scene refuses every traced query then. No query ignores a mask. Setting
-// every mask back to DefaultMask restores the unmasked kernels and their
-// speed.
+// query (Intersect, TraceReflections, Visible, Crossings, the visibility
+// variants and the RF operations). A CUDA scene (rayd-go's BVH or OptiX),
+// and a replicated scene, honour them in Intersect, TraceReflections,
+// Visible, Crossings and the visibility variants (host and device paths)
+// and refuse the RF operations with ErrUnsupported while any mask differs
+// from DefaultMask. No query ignores a mask. Setting every mask
+// back to DefaultMask restores the unmasked kernels and their speed.
 func (s *Scene) SetMeshMask(ctx context.Context, mesh int, mask uint8) error {
 	if err := ctx.Err(); err != nil {
 		return err

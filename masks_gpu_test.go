@@ -63,8 +63,9 @@ func checkMaskedParity(t *testing.T, name string, want, got *rayd.Scene, rays ra
 // random tmin and ray masks over meshes with random masks answer bitwise
 // like the CPU backend (intersect, trace_reflections, visible), after
 // SetMeshMask changes and after every mask is reset to the default (the
-// unmasked kernels again). The OptiX backend refuses masks with
-// ErrUnsupported, as do the visibility variants on the BVH backend.
+// unmasked kernels again), and visible_pair (the masked blocker kernels)
+// too. The OptiX backend is compared under its tie rule in
+// TestGPUOptiXMaskedQueriesAgreeUnderTheTieRule.
 func TestGPUMaskedQueriesMatchTheCPU(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
@@ -85,10 +86,7 @@ func TestGPUMaskedQueriesMatchTheCPU(t *testing.T) {
 	}
 	checkMaskedParity(t, "after SetMeshMask", want, got, rays, end)
 
-	_, _, err := got.VisiblePair(ctx, rays.Origins[:30], end[:30], end[:30], nil, nil)
-	require.ErrorIs(t, err, rayd.ErrUnsupported, "the segment-blocker kernels have no masked form")
-	_, err = scenes["optix"].Intersect(ctx, rays, rayd.FlagsAll)
-	require.ErrorIs(t, err, rayd.ErrUnsupported, "OptiX has no masked tracer yet")
+	requireSamePairs(t, "cuda visible_pair with mesh masks", want, got, rays.Origins, end)
 
 	for _, s := range []*rayd.Scene{want, got} {
 		for m := range meshes {
@@ -96,8 +94,24 @@ func TestGPUMaskedQueriesMatchTheCPU(t *testing.T) {
 		}
 	}
 	checkMaskedParity(t, "after reset", want, got, rays, end)
-	_, _, err = got.VisiblePair(ctx, rays.Origins[:30], end[:30], end[:30], nil, nil)
-	require.NoError(t, err, "default masks lift the refusal")
+	requireSamePairs(t, "cuda visible_pair after reset", want, got, rays.Origins, end)
+}
+
+// requireSamePairs requires got's visible_pair to equal want's on the
+// segments from start to end and to the midpoint of each.
+func requireSamePairs(t *testing.T, name string, want, got *rayd.Scene, start, end []float32) {
+	t.Helper()
+	ctx := context.Background()
+	mid := make([]float32, len(end))
+	for i := range mid {
+		mid[i] = (start[i] + end[i]) / 2
+	}
+	wa, wb, err := want.VisiblePair(ctx, start, end, mid, nil, nil)
+	require.NoError(t, err)
+	ga, gb, err := got.VisiblePair(ctx, start, end, mid, nil, nil)
+	require.NoError(t, err, name)
+	require.Equal(t, wa, ga, name)
+	require.Equal(t, wb, gb, name)
 }
 
 // TestGPUMaskedReplicatedIsBitwiseOneGPU: a replicated scene (two GPUs, or

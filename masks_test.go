@@ -2,7 +2,6 @@ package rayd_test
 
 import (
 	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -117,7 +116,7 @@ func TestRayLimitsErrors(t *testing.T) {
 
 // A replicated scene (simulated devices) honours masks and limits bitwise
 // like the CPU backend, through the row tasks and the SetMeshMask
-// broadcast, and refuses the visibility variants while a mask is set.
+// broadcast, visible_pair included.
 func TestReplicatedSceneHonoursMasks(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(81, 82))
@@ -161,7 +160,15 @@ func TestReplicatedSceneHonoursMasks(t *testing.T) {
 	m, err := sim.MeshMask(0)
 	require.NoError(t, err)
 	assert.Equal(t, uint8(0x02), m)
-	_, _, err = sim.VisiblePair(ctx, o[:30], d[:30], d[:30], nil, nil)
-	require.True(t, errors.Is(err, rayd.ErrUnsupported), "%v", err)
+	ends, mids := make([]float32, 900), make([]float32, 900)
+	for i := range ends {
+		ends[i], mids[i] = o[i]+d[i], o[i]+d[i]/2
+	}
+	ga, gb, err := sim.VisiblePair(ctx, o[:900], ends, mids, nil, nil)
+	require.NoError(t, err, "the visibility variants honour mesh masks")
+	wa, wb, err := want.VisiblePair(ctx, o[:900], ends, mids, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, wa, ga)
+	require.Equal(t, wb, gb)
 	require.ErrorIs(t, sim.SetMeshMask(ctx, len(meshes), 1), rayd.ErrInvalidArgument)
 }

@@ -23,7 +23,9 @@ type (
 // OptiX scene builds a BVH on first use —, the replicas of a replicated
 // scene, sharded by rows, or the CPU reference) and reduce the segments
 // back to rows. Unlike Visible, they treat a row with a non-finite input as
-// inactive: its answer is false (operations spec §0.2, §4.2).
+// inactive: its answer is false (operations spec §0.2, §4.2). Like Visible,
+// segments carry the full ray mask DefaultMask: a face of a mesh whose mask
+// is 0 (SetMeshMask) never blocks.
 
 // VisiblePair reports per row whether start→endA and start→endB are
 // unobstructed (spec §4.2, visible_pair; the segment rule of Visible). ignore

@@ -24,14 +24,19 @@ type Crossings struct {
 // first: a launch for k uses the smallest that holds k.
 var crossingsSlots = [...]int{8, 16, 32, 64}
 
-// crossingsEntry names the kernel for k on a node layout of width w.
-func crossingsEntry(k, w int) string {
+// crossingsEntry names the kernel for k on a node layout of width w, its
+// masked variant (face masks honoured) when masked.
+func crossingsEntry(k, w int, masked bool) string {
+	suffix := ""
+	if w == 4 {
+		suffix = "_4"
+	}
+	if masked {
+		suffix += "_masked"
+	}
 	for _, s := range crossingsSlots {
 		if k <= s {
-			if w == 4 {
-				return fmt.Sprintf("rayd_crossings%d_4", s)
-			}
-			return fmt.Sprintf("rayd_crossings%d", s)
+			return fmt.Sprintf("rayd_crossings%d%s", s, suffix)
 		}
 	}
 	return ""
@@ -43,7 +48,9 @@ func crossingsEntry(k, w int) string {
 // on the whole segment. Inactive, non-finite and degenerate segments are
 // the miss row with count 0. The walk and the watertight test are those of
 // closest hit, so every value equals the CPU reference (ref.Scene.Crossings)
-// bit for bit. k is in [1, geom.MaxCrossingsK].
+// bit for bit. While a face mask differs from the default (SetFaceMasks) a
+// face counts only when its mask is not 0 (segments carry the full ray
+// mask), through the masked kernels. k is in [1, geom.MaxCrossingsK].
 func (b *BVH) Crossings(s *launch.Stream, seg Segments, k int, out Crossings) error {
 	return b.crossings(streamRunner{s}, seg, k, out)
 }
@@ -79,7 +86,10 @@ func (b *BVH) launchCrossings(run runner, seg Segments, k int, out Crossings) er
 	if err != nil {
 		return err
 	}
-	return run.launch(ModuleCrossings, crossingsEntry(k, b.opt.Width), g, launch.Threads(TraceThreads), b.nodes,
-		b.tris, int32(b.numTris), seg.Start, seg.End, nullable(seg.Active), int32(k), int32(seg.N),
-		out.T, out.Prim, out.Shape, out.Count, counter)
+	args := []any{b.nodes, b.tris, int32(b.numTris), seg.Start, seg.End, nullable(seg.Active), int32(k), int32(seg.N),
+		out.T, out.Prim, out.Shape, out.Count, counter}
+	if b.faceMask != nil {
+		args = append(args, b.faceMask)
+	}
+	return run.launch(ModuleCrossings, crossingsEntry(k, b.opt.Width, b.faceMask != nil), g, launch.Threads(TraceThreads), args...)
 }

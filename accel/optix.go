@@ -72,6 +72,7 @@ type OptiX struct {
 	ownsGeo  bool
 	numTris  int
 	numVerts int
+	masks    optixMasks // face masks and the masked pipelines (optix_masks.go)
 }
 
 // BuildOptiX uploads the global tables of t and builds their GAS on s:
@@ -202,6 +203,7 @@ func (o *OptiX) Close() error {
 		errs = append(errs, o.gas.Close())
 		o.gas = nil
 	}
+	errs = append(errs, o.masks.close())
 	if o.ownsGeo {
 		for _, c := range []interface{ Close() error }{o.geo.Vertices, o.geo.Faces, o.geo.FaceShape, o.geo.FaceLocal} {
 			if c != nil {

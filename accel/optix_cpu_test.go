@@ -40,7 +40,7 @@ func TestOptiXParamsLayoutMatchesSource(t *testing.T) {
 		"out_n": opOutN, "out_geo_n": opOutGeoN, "out_uv": opOutUV, "out_bary": opOutBary, "out_shape": opOutShape,
 		"out_prim": opOutPrim, "out_local": opOutLocal, "out_global": opOutGlobal, "out_valid": opOutValid,
 		"out_images": opOutImages, "out_visible": opOutVisible, "n": opN, "flags": opFlags, "max_bounces": opMaxBounces,
-		"pad": opMaxBounces + 4,
+		"pad": opMaxBounces + 4, "tmin": opTMin, "ray_mask": opRayMask, "face_mask": opFaceMask,
 	}
 	next := 0
 	seen := 0
@@ -71,11 +71,11 @@ func TestOptiXParamsLayoutMatchesSource(t *testing.T) {
 
 // TestOptiXPipelineEntriesExist: every program a pipeline spec names is a
 // parameterless extern "C" __global__ of the module source, and the built
-// PTX (once the manifest has it) declares the 192-byte params block.
+// PTX (once the manifest has it) declares the params block.
 func TestOptiXPipelineEntriesExist(t *testing.T) {
 	src := optixSource(t)
-	for _, spec := range []launch.OptiXPipelineSpec{optixIntersectSpec, optixIntersectTSpec, optixReflectionsSpec, optixVisibleSpec} {
-		for _, e := range []string{spec.Raygen, spec.Miss, spec.ClosestHit} {
+	for _, spec := range allOptiXSpecs {
+		for _, e := range specEntries(spec) {
 			if !strings.Contains(src, "__global__ void "+e+"()") {
 				t.Errorf("%s: entry %s not in the module source", spec.Raygen, e)
 			}
@@ -91,8 +91,8 @@ func TestOptiXPipelineEntriesExist(t *testing.T) {
 	if !strings.Contains(string(mod.Image), ".b8 params["+strconv.Itoa(optixParamsBytes)+"];") {
 		t.Errorf("PTX does not declare params[%d]", optixParamsBytes)
 	}
-	for _, spec := range []launch.OptiXPipelineSpec{optixIntersectSpec, optixIntersectTSpec, optixReflectionsSpec, optixVisibleSpec} {
-		for _, e := range []string{spec.Raygen, spec.Miss, spec.ClosestHit} {
+	for _, spec := range allOptiXSpecs {
+		for _, e := range specEntries(spec) {
 			if _, ok := mod.Record.Entry(e); !ok {
 				t.Errorf("PTX lacks entry %s", e)
 			}
@@ -100,6 +100,39 @@ func TestOptiXPipelineEntriesExist(t *testing.T) {
 	}
 	if tgt, _ := strconv.Atoi(strings.TrimPrefix(mod.Record.Target, "sm_")); tgt >= 90 {
 		t.Errorf("PTX target %s: OptiX modules must be compiled for compute_75..89", mod.Record.Target)
+	}
+}
+
+// allOptiXSpecs are every pipeline of the backend, unmasked and masked.
+var allOptiXSpecs = []launch.OptiXPipelineSpec{optixIntersectSpec, optixIntersectTSpec, optixReflectionsSpec,
+	optixVisibleSpec, optixIntersectMaskedSpec, optixIntersectTMaskedSpec, optixReflectionsMaskedSpec, optixVisibleMaskedSpec}
+
+// specEntries are the programs a pipeline spec names.
+func specEntries(spec launch.OptiXPipelineSpec) []string {
+	out := []string{spec.Raygen, spec.Miss, spec.ClosestHit}
+	if spec.AnyHit != "" {
+		out = append(out, spec.AnyHit)
+	}
+	return out
+}
+
+// TestOptiXMaskedPipelines: every masked spec pairs its unmasked twin's
+// miss and closest-hit programs with the any-hit filter, and a zero OptiX
+// refuses face masks of the wrong length.
+func TestOptiXMaskedPipelines(t *testing.T) {
+	for i, plain := range allOptiXSpecs[:4] {
+		m := allOptiXSpecs[4+i]
+		if m.Raygen != plain.Raygen+"_masked" || m.Miss != plain.Miss || m.ClosestHit != plain.ClosestHit ||
+			m.AnyHit != "__anyhit__mask" || plain.AnyHit != "" || m.Options != plain.Options {
+			t.Errorf("masked spec %+v does not mirror %+v", m, plain)
+		}
+	}
+	var o OptiX
+	if err := o.SetFaceMasks(nil, []uint8{1}); err == nil {
+		t.Fatal("face masks for a structure of no faces must fail")
+	}
+	if o.Masked() {
+		t.Fatal("a zero OptiX has no face masks")
 	}
 }
 

@@ -54,8 +54,15 @@ func (ps *parityScene) checkReflections(o, d, tmax []float32, active []bool, bou
 			if b == 0 && tmax != nil && !math.IsInf(float64(tmax[i]), 0) && !math.IsNaN(float64(tmax[i])) {
 				tm = tmax[i]
 			}
+			tmin := geom.MultipathTMin
+			if b == 0 {
+				tmin = ps.tminAt(i, tmin)
+			}
 			wh := rowHit{want.Valid[s], want.T[s], want.PrimIDs[s]}
 			gh := rowHit{got.valid[s] != 0, got.t[s], got.prim[s]}
+			if err := ps.seen(i, gh); err != nil {
+				return st, fmt.Errorf("row %d bounce %d: %w", i, b, err)
+			}
 			if !wh.hit && !gh.hit {
 				if !emptySlots(got, s, base+bounces) {
 					return st, fmt.Errorf("row %d: slots after the chain's end are not empty", i)
@@ -65,7 +72,7 @@ func (ps *parityScene) checkReflections(o, d, tmax []float32, active []bool, bou
 			if gh.hit {
 				st.Hits++
 			}
-			tie, edge, err := ps.consistent(orig, dir, geom.MultipathTMin, tm, slack, wh, gh)
+			tie, edge, err := ps.consistent(orig, dir, tmin, tm, slack, wh, gh)
 			if err != nil {
 				return st, fmt.Errorf("row %d bounce %d (o %v d %v): %w", i, b, orig, dir, err)
 			}
@@ -97,7 +104,7 @@ func (ps *parityScene) checkReflections(o, d, tmax []float32, active []bool, bou
 				}
 			}
 			// Follow the reference chain to the next bounce's ray.
-			hit, ok := ps.sc.Closest(orig, dir, geom.MultipathTMin, tm)
+			hit, ok := ps.sc.ClosestMasked(orig, dir, tmin, tm, ps.maskAt(i))
 			if !ok || hit.Prim != wh.prim {
 				return st, fmt.Errorf("row %d bounce %d: replay of the reference chain diverged", i, b)
 			}
@@ -166,6 +173,9 @@ func (ps *parityScene) checkVisible(start, end []float32, active []bool, got []u
 		found := false // the backend is blocked, the reference not: look for a marginal blocker
 		lo, hi := float64(geom.MultipathTMin), float64(tm)
 		for f := range ps.tb.NumFaces() {
+			if ps.tb.MaskOf(int(ps.tb.FaceShape[f])) == 0 {
+				continue // a face of mask 0 never blocks a segment
+			}
 			t, b, ok := ps.mt64(o, dir, int32(f))
 			if !ok {
 				continue

@@ -30,10 +30,34 @@ const (
 	parityUlps = 16.0 / (1 << 24)
 )
 
-// parityScene is the reference side of a parity check.
+// parityScene is the reference side of a parity check. tmin and mask are
+// the rows' optional per-ray limits (empty: the defaults); the face masks
+// are those of tb (sc reloaded after every change).
 type parityScene struct {
-	tb *geom.Tables
-	sc *ref.Scene
+	tb   *geom.Tables
+	sc   *ref.Scene
+	tmin []float32
+	mask []uint8
+}
+
+// tminAt is row i's tmin, def without per-row tmin.
+func (ps *parityScene) tminAt(i int, def float32) float32 {
+	return geom.RayLimits{TMin: ps.tmin}.TMinAt(i, def)
+}
+
+// maskAt is row i's ray mask.
+func (ps *parityScene) maskAt(i int) uint8 { return geom.RayLimits{Mask: ps.mask}.MaskAt(i) }
+
+// seen checks that a backend's hit of row i may be seen by the row: its
+// face's mesh mask shares a bit with the row's mask.
+func (ps *parityScene) seen(i int, h rowHit) error {
+	if !h.hit || h.prim < 0 || int(h.prim) >= ps.tb.NumFaces() {
+		return nil
+	}
+	if m := ps.tb.MaskOf(int(ps.tb.FaceShape[h.prim])); m&ps.maskAt(i) == 0 {
+		return fmt.Errorf("face %d (mesh mask %#x) hit by a row of mask %#x", h.prim, m, ps.maskAt(i))
+	}
+	return nil
 }
 
 // parityStats counts how rows compared.
@@ -219,7 +243,10 @@ func (ps *parityScene) checkHits(o, d, tmax []float32, active []bool, got, want 
 		if !wh.hit && (len(active) > 0 && !active[i] || !geom.IsFinite3(oi) || !geom.IsFinite3(di)) && gh.hit {
 			return st, fmt.Errorf("row %d: inactive or non-finite row hit face %d", i, gh.prim)
 		}
-		tie, edge, err := ps.consistent(oi, di, geom.TMin, tm, 0, wh, gh)
+		if err := ps.seen(i, gh); err != nil {
+			return st, fmt.Errorf("row %d: %w", i, err)
+		}
+		tie, edge, err := ps.consistent(oi, di, ps.tminAt(i, geom.TMin), tm, 0, wh, gh)
 		if err != nil {
 			return st, fmt.Errorf("row %d (o %v d %v tmax %v): %w", i, oi, di, tm, err)
 		}

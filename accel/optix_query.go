@@ -11,7 +11,8 @@ import (
 
 // Byte offsets of the launch-parameter block `Params` of
 // ptx/src/optix_trace.cu (x86-64/PTX layout: pointers and the handle are 8
-// bytes, the trailing ints 4; 192 bytes in all).
+// bytes, the ints 4; 216 bytes in all; the last three are read by the
+// masked programs only).
 const (
 	opHandle         = 0
 	opO              = 8
@@ -38,7 +39,10 @@ const (
 	opN              = 176
 	opFlags          = 180
 	opMaxBounces     = 184
-	optixParamsBytes = 192
+	opTMin           = 192
+	opRayMask        = 200
+	opFaceMask       = 208
+	optixParamsBytes = 216
 )
 
 // ErrClosedAccel is returned by queries on a closed OptiX structure.
@@ -88,7 +92,8 @@ func (o *OptiX) newParams(s *launch.Stream, n int) (*optixParams, error) {
 }
 
 // Intersect queues the closest-hit query of spec §2.1 for r on s (tmin
-// 1e-6) and writes out, like BVH.Intersect. Rays.Counter and
+// 1e-6, or r.TMin) and writes out, like BVH.Intersect; r.Mask and the face
+// masks (SetFaceMasks) select the faces a row may hit. Rays.Counter and
 // Rays.PersistentBlocks are ignored (OptiX schedules its own work). With
 // flags = FlagsNone the lean t-only pipeline runs.
 func (o *OptiX) Intersect(s *launch.Stream, r Rays, flags geom.Flags, out Hits) error {
@@ -102,9 +107,13 @@ func (o *OptiX) Intersect(s *launch.Stream, r Rays, flags geom.Flags, out Hits) 
 	}
 	o.rays(p, r)
 	putBuf(p, opOutT, "Hits.T", out.T)
-	pipe := o.pipes.intersectT
+	pipes, err := o.pipelinesFor(p, r)
+	if err != nil {
+		return err
+	}
+	pipe := pipes.intersectT
 	if flags != geom.FlagsNone {
-		pipe = o.pipes.intersect
+		pipe = pipes.intersect
 		p.u32(opFlags, uint32(flags))
 		putBuf(p, opOutP, "Hits.P", out.P)
 		putBuf(p, opOutN, "Hits.N", out.N)
@@ -163,7 +172,11 @@ func (o *OptiX) TraceReflections(s *launch.Stream, r Rays, maxBounces int, out R
 	putBuf(p, opOutPrim, "Reflections.Prim", out.Prim)
 	putBuf(p, opOutImages, "Reflections.Images", out.Images)
 	p.u32(opMaxBounces, uint32(maxBounces))
-	return o.launch(s, o.pipes.reflections, p, r.N)
+	pipes, err := o.pipelinesFor(p, r)
+	if err != nil {
+		return err
+	}
+	return o.launch(s, pipes.reflections, p, r.N)
 }
 
 // Visible queues visible(start, end) (spec §4.1) on s, like BVH.Visible:
@@ -190,5 +203,9 @@ func (o *OptiX) Visible(s *launch.Stream, seg Segments, out *launch.Buffer[uint8
 	putBuf(p, opD, "Segments.End", seg.End)
 	putBuf(p, opActive, "Segments.Active", seg.Active)
 	putBuf(p, opOutVisible, "Visible out", out)
-	return o.launch(s, o.pipes.visible, p, seg.N)
+	pipes, err := o.pipelinesFor(p, Rays{})
+	if err != nil {
+		return err
+	}
+	return o.launch(s, pipes.visible, p, seg.N)
 }

@@ -275,6 +275,18 @@ func masked(t *testing.T, rec *recorder, b *BVH, r Rays, hits Hits, refl Reflect
 		if err := b.launchVisible(rec, seg, buf[uint8]()); err != nil {
 			t.Fatal(err)
 		}
+		for _, err := range []error{b.launchBlockers(rec, seg, nil, 0, buf[int32]()),
+			b.launchBlockers(rec, seg, buf[int32](), 3, buf[int32]())} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		cross := Crossings{T: buf[float32](), Prim: buf[int32](), Shape: buf[int32](), Count: buf[int32]()}
+		for _, k := range []int{1, 9, 17, geom.MaxCrossingsK} {
+			if err := b.launchCrossings(rec, seg, k, cross); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	b.faceMask = nil
 }

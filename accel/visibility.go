@@ -15,7 +15,9 @@ const ModuleVisibility = "visibility"
 // (least t in [1e-5, tmax] under the segment rule of spec §4.1, ties to the
 // lower id) that is not among ignore[i·k … i·k+k) (−1 pads; ignore nil:
 // none), or −1 when nothing blocks it. Inactive, non-finite and degenerate
-// segments give −1.
+// segments give −1. While a face mask differs from the default
+// (SetFaceMasks) a face of mask 0 never blocks (segments carry the full ray
+// mask), through the masked kernels.
 func (b *BVH) SegmentBlockers(s *launch.Stream, seg Segments, ignore *launch.Buffer[int32], k int, out *launch.Buffer[int32]) error {
 	if seg.N < 0 || seg.N > 1<<31-1-31 {
 		return fmt.Errorf("accel: segment count %d out of range", seg.N)
@@ -45,7 +47,11 @@ func (b *BVH) launchBlockers(run runner, seg Segments, ignore *launch.Buffer[int
 	if err != nil {
 		return err
 	}
-	return run.launch(ModuleVisibility, b.entry("rayd_segment_blockers"), g, launch.Threads(TraceThreads), b.nodes,
-		b.tris, int32(b.numTris), seg.Start, seg.End, nullable(seg.Active), nullable(ignore), int32(k), int32(seg.N),
-		out, counter)
+	args := []any{b.nodes, b.tris, int32(b.numTris), seg.Start, seg.End, nullable(seg.Active), nullable(ignore), int32(k),
+		int32(seg.N), out, counter}
+	entry := "rayd_segment_blockers"
+	if b.faceMask != nil {
+		entry, args = "rayd_segment_blockers_masked", append(args, b.faceMask)
+	}
+	return run.launch(ModuleVisibility, b.entry(entry), g, launch.Threads(TraceThreads), args...)
 }

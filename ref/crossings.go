@@ -12,8 +12,10 @@ import (
 // prim id) in ascending order, the total hit count and whether it exceeds
 // k. Every triangle whose watertight test accepts a t in
 // [geom.MultipathTMin, tmax] is a hit — the acceptance of Visible, so a
-// segment is visible exactly when its count is 0. Inactive, non-finite and
-// degenerate rows hold the miss record with count 0.
+// segment is visible exactly when its count is 0. Segments carry the full
+// ray mask geom.DefaultMask: a face counts only while the visibility mask
+// of its mesh is not 0 (ReloadMasks). Inactive, non-finite and degenerate
+// rows hold the miss record with count 0.
 //
 // A BVH scene walks every node the segment's padded interval enters (the
 // culling of closest hit, never narrowed by a hit), a brute-force scene
@@ -118,7 +120,12 @@ func (s *Scene) crossRow(o, d [3]float32, tmax float32, kept *crossingRow) {
 	}
 }
 
+// crossTri counts face p when its mesh mask is not 0 and the watertight
+// test accepts it.
 func (s *Scene) crossTri(o, d [3]float32, tmin, tmax float32, p int32, kept *crossingRow) {
+	if !s.visibleTo(p, geom.DefaultMask) {
+		return
+	}
 	tr := &s.tris[p]
 	if t, _, _, ok := geom.Watertight(o, d, tr[0], tr[1], tr[2], tmin, tmax); ok {
 		kept.add(t, p)

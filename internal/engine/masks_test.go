@@ -57,11 +57,13 @@ func TestEveryEngineHonoursOrRefusesMasks(t *testing.T) {
 			require.Equal(t, wv, v, "%s visible", name)
 			pair, err := geom.PairSegments(o[:30], d[:30], d[:30], nil, nil)
 			require.NoError(t, err)
-			if _, err := e.VisiblePair(ctx, pair); name != "cpu" {
-				require.ErrorIs(t, err, engine.ErrUnsupported, "%s: visible_pair has no masked kernel", name)
-			} else {
-				require.NoError(t, err)
-			}
+			gp, err := e.VisiblePair(ctx, pair)
+			require.NoError(t, err, name)
+			blk, err := pair.Query(want.SegmentBlockers, 0, pair.Rows)
+			require.NoError(t, err)
+			wp, err := geom.PairFinish(pair, 0, pair.Rows, blk)
+			require.NoError(t, err)
+			require.Equal(t, wp, gp, "%s visible_pair (mask %#x)", name, step)
 			require.NoError(t, tb.SetMask(1, step^0x07))
 			require.NoError(t, e.SetMeshMask(ctx, 1, step^0x07), name)
 		}

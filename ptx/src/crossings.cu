@@ -21,6 +21,13 @@
 //   out_count   int[n]             hits on the whole segment (may exceed k)
 // Inactive rows, rows with a non-finite coordinate and degenerate segments
 // are the miss row with count 0.
+//
+// The masked variants rayd_crossings<K>[_4]_masked take one more parameter,
+//   face_mask   uint8[num_faces]   the visibility mask of every global face
+// and count a face only when its mask is not 0 (segments carry the full ray
+// mask 0xff, as in rayd_visible_masked). The host launches them only while
+// a mesh mask differs from 0xff; the unmasked kernels instantiate
+// MASKED = false and compile to the walk without the table.
 #include "rayd.cuh"
 
 using namespace rayd;
@@ -66,15 +73,18 @@ struct Kept {
     }
 };
 
-// cross_leaf tests every triangle of leaf ref over [tmin, tmax].
-template <int K>
+// cross_leaf tests every triangle of leaf ref over [tmin, tmax] (when
+// MASKED, only those whose face mask is not 0).
+template <int K, bool MASKED>
 __device__ __forceinline__ void cross_leaf(const float4* __restrict__ tris, int ref, const Ray& r, float tmin,
-                                           float tmax, Kept<K>& kept) {
+                                           float tmax, const unsigned char* __restrict__ face_mask,
+                                           Kept<K>& kept) {
     unsigned int payload = ~(unsigned int)ref;
     int first = (int)(payload >> RAYD_LEAF_COUNT_BITS);
     int end = first + (int)(payload & ((1u << RAYD_LEAF_COUNT_BITS) - 1u)) + 1;
     for (int s = first; s < end; ++s) {
         float4 p0 = __ldg(&tris[3 * s + 0]);
+        if (MASKED && __ldg(&face_mask[__float_as_uint(p0.w)]) == 0) continue;
         float4 p1 = __ldg(&tris[3 * s + 1]);
         float4 p2 = __ldg(&tris[3 * s + 2]);
         float t, u, v;
@@ -85,9 +95,10 @@ __device__ __forceinline__ void cross_leaf(const float4* __restrict__ tris, int 
 
 // walk2 is traverse (rayd.cuh) over child-pair nodes with the cap fixed at
 // tmax and every leaf reached tested in full: no child order, no early exit.
-template <int K>
+template <int K, bool MASKED>
 __device__ __forceinline__ void walk2(const float4* __restrict__ nodes, const float4* __restrict__ tris, const Ray& r,
-                                      float tmin, float tmax, Kept<K>& kept) {
+                                      float tmin, float tmax, const unsigned char* __restrict__ face_mask,
+                                      Kept<K>& kept) {
     int stack[RAYD_MAX_DEPTH + 1];
     int sp = 0;
     stack[0] = RAYD_STACK_SENTINEL;
@@ -121,7 +132,7 @@ __device__ __forceinline__ void walk2(const float4* __restrict__ nodes, const fl
             if (!__any_sync(__activemask(), leaf >= 0)) break;
         }
         while (leaf < 0) {
-            cross_leaf<K>(tris, leaf, r, tmin, tmax, kept);
+            cross_leaf<K, MASKED>(tris, leaf, r, tmin, tmax, face_mask, kept);
             leaf = node;
             if (node < 0) node = stack[sp--];
         }
@@ -130,9 +141,10 @@ __device__ __forceinline__ void walk2(const float4* __restrict__ nodes, const fl
 
 // walk4 is traverse4 (rayd.cuh) over quad nodes with the cap fixed at tmax:
 // every hit slot is visited; slots are taken in the node's order.
-template <int K>
+template <int K, bool MASKED>
 __device__ __forceinline__ void walk4(const float4* __restrict__ nodes, const float4* __restrict__ tris, const Ray& r,
-                                      float tmin, float tmax, Kept<K>& kept) {
+                                      float tmin, float tmax, const unsigned char* __restrict__ face_mask,
+                                      Kept<K>& kept) {
     int stack[RAYD_QUAD_STACK];
     int sp = 0;
     stack[0] = RAYD_STACK_SENTINEL;
@@ -187,21 +199,22 @@ __device__ __forceinline__ void walk4(const float4* __restrict__ nodes, const fl
             if (!__any_sync(__activemask(), leaf >= 0)) break;
         }
         while (leaf < 0) {
-            cross_leaf<K>(tris, leaf, r, tmin, tmax, kept);
+            cross_leaf<K, MASKED>(tris, leaf, r, tmin, tmax, face_mask, kept);
             leaf = node;
             if (node < 0) node = stack[sp--];
         }
     }
 }
 
-template <int W, int K>
+template <int W, int K, bool MASKED = false>
 __device__ __forceinline__ void crossings_kernel(const float4* __restrict__ nodes, const float4* __restrict__ tris,
                                                  int num_tris, const float* __restrict__ start,
                                                  const float* __restrict__ end,
                                                  const unsigned char* __restrict__ active, int k, int n,
                                                  float* __restrict__ out_t, int* __restrict__ out_prim,
                                                  int* __restrict__ out_shape, int* __restrict__ out_count,
-                                                 unsigned int* counter) {
+                                                 unsigned int* counter,
+                                                 const unsigned char* __restrict__ face_mask = nullptr) {
     for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
         long long i = base + (threadIdx.x & 31u);
         if (i >= n) continue;
@@ -213,8 +226,8 @@ __device__ __forceinline__ void crossings_kernel(const float4* __restrict__ node
         float tmax;
         if ((active == nullptr || active[i] != 0) && num_tris > 0 && finite3(a.x, a.y, a.z) &&
             finite3(e.x, e.y, e.z) && segment_setup(a, e, r, tmax)) {
-            if (W == 2) walk2<K>(nodes, tris, r, RAYD_MULTIPATH_TMIN, tmax, kept);
-            else walk4<K>(nodes, tris, r, RAYD_MULTIPATH_TMIN, tmax, kept);
+            if (W == 2) walk2<K, MASKED>(nodes, tris, r, RAYD_MULTIPATH_TMIN, tmax, face_mask, kept);
+            else walk4<K, MASKED>(nodes, tris, r, RAYD_MULTIPATH_TMIN, tmax, face_mask, kept);
         }
         long long o = i * k;
 #pragma unroll
@@ -298,6 +311,81 @@ __global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings64_4(
     int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter) {
     crossings_kernel<4, 64>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape, out_count,
                              counter);
+}
+
+// The masked variants: each entry above with face_mask appended (the
+// host launches them only while a mesh mask differs from 0xff).
+
+__global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings8_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int k, int n, float* __restrict__ out_t,
+    int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter,
+    const unsigned char* __restrict__ face_mask) {
+    crossings_kernel<2, 8, true>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape,
+                                  out_count, counter, face_mask);
+}
+
+__global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings16_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int k, int n, float* __restrict__ out_t,
+    int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter,
+    const unsigned char* __restrict__ face_mask) {
+    crossings_kernel<2, 16, true>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape,
+                                  out_count, counter, face_mask);
+}
+
+__global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings32_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int k, int n, float* __restrict__ out_t,
+    int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter,
+    const unsigned char* __restrict__ face_mask) {
+    crossings_kernel<2, 32, true>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape,
+                                  out_count, counter, face_mask);
+}
+
+__global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings64_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int k, int n, float* __restrict__ out_t,
+    int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter,
+    const unsigned char* __restrict__ face_mask) {
+    crossings_kernel<2, 64, true>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape,
+                                  out_count, counter, face_mask);
+}
+
+__global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings8_4_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int k, int n, float* __restrict__ out_t,
+    int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter,
+    const unsigned char* __restrict__ face_mask) {
+    crossings_kernel<4, 8, true>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape,
+                                  out_count, counter, face_mask);
+}
+
+__global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings16_4_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int k, int n, float* __restrict__ out_t,
+    int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter,
+    const unsigned char* __restrict__ face_mask) {
+    crossings_kernel<4, 16, true>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape,
+                                  out_count, counter, face_mask);
+}
+
+__global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings32_4_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int k, int n, float* __restrict__ out_t,
+    int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter,
+    const unsigned char* __restrict__ face_mask) {
+    crossings_kernel<4, 32, true>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape,
+                                  out_count, counter, face_mask);
+}
+
+__global__ void __launch_bounds__(CROSS_THREADS) rayd_crossings64_4_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int k, int n, float* __restrict__ out_t,
+    int* __restrict__ out_prim, int* __restrict__ out_shape, int* __restrict__ out_count, unsigned int* counter,
+    const unsigned char* __restrict__ face_mask) {
+    crossings_kernel<4, 64, true>(nodes, tris, num_tris, start, end, active, k, n, out_t, out_prim, out_shape,
+                                  out_count, counter, face_mask);
 }
 
 }  // extern "C"

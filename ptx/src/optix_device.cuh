@@ -20,6 +20,7 @@ namespace optix {
 // OptixRayFlags.
 constexpr unsigned int kRayFlagNone = 0u;
 constexpr unsigned int kRayFlagDisableAnyHit = 1u << 0;
+constexpr unsigned int kRayFlagEnforceAnyHit = 1u << 1;
 constexpr unsigned int kRayFlagTerminateOnFirstHit = 1u << 2;
 constexpr unsigned int kRayFlagDisableClosestHit = 1u << 3;
 

@@ -11,6 +11,19 @@
 //   intersect_t   __raygen__intersect_t   __miss__noop    __closesthit__t
 //   reflections   __raygen__reflections   __miss__noop    __closesthit__hit
 //   visible       __raygen__visible       __miss__visible __closesthit__visible
+// and their masked forms (same miss and closest hit, any hit __anyhit__mask):
+//   intersect_masked    __raygen__intersect_masked
+//   intersect_t_masked  __raygen__intersect_t_masked
+//   reflections_masked  __raygen__reflections_masked
+//   visible_masked      __raygen__visible_masked
+// The masked programs read the per-row tmin (params.tmin: intersect, and the
+// first bounce of reflections) and trace with OPTIX_RAY_FLAG_ENFORCE_ANYHIT,
+// so that __anyhit__mask discards every candidate whose face mask
+// (params.face_mask[prim]) shares no bit with the row's mask
+// (params.ray_mask[i]; 0xff when null, and always for visible). The closest
+// hit OptiX reports is then the closest face the row may see: the mask rule
+// of the CUDA kernels' rayd_*_masked variants. The host runs them only while
+// a query carries limits or a face mask differs from 0xff.
 //
 // The record fields derived from a hit (p, normals, barycentrics, ids, image
 // sources) use the operation sequences of trace.cu (rayd.cuh), so they equal
@@ -25,8 +38,8 @@
 
 #define NO_PRIM 0xffffffffu
 
-// Params is the launch-parameter block (192 bytes; mirrored by
-// accel/optix_params.go). Pointers marked "| null" are optional.
+// Params is the launch-parameter block (216 bytes; mirrored by
+// accel/optix_query.go). Pointers marked "| null" are optional.
 struct Params {
     unsigned long long handle;     // @0   GAS traversable
     const float* o;                // @8   float[3n] ray origins | segment starts
@@ -54,6 +67,9 @@ struct Params {
     unsigned int flags;            // @180 intersect: 1 Geometric, 2 ShadingN, 4 UV
     int max_bounces;               // @184 reflections: B ≥ 1
     int pad;                       // @188
+    const float* tmin;             // @192 masked programs: float[n] | null
+    const unsigned char* ray_mask; // @200 masked programs: uint8[n] | null
+    const unsigned char* face_mask; // @208 masked programs: uint8[F] | null
 };
 
 extern "C" __constant__ Params params;
@@ -92,13 +108,22 @@ __device__ __forceinline__ bool traceable(long long i, float3 o, float3 d, float
            tmax >= tmin;
 }
 
+// row_tmin is row i's tmin: params.tmin[i] in the masked programs when
+// given, else def.
+template <bool MASKED>
+__device__ __forceinline__ float row_tmin(long long i, float def) {
+    return MASKED && params.tmin != nullptr ? params.tmin[i] : def;
+}
+
 // closest traces (o, d) over [tmin, tmax] and returns whether a triangle was
 // hit, with its t, u, v and global face id.
+// The masked form (MASKED) runs __anyhit__mask on every candidate.
+template <bool MASKED>
 __device__ __forceinline__ bool closest(float3 o, float3 d, float tmin, float tmax, float& t, float& u, float& v,
                                         unsigned int& prim) {
     unsigned int p[4] = {0u, 0u, 0u, NO_PRIM};
     optix::trace<4>(params.handle, o.x, o.y, o.z, d.x, d.y, d.z, tmin, fminf(tmax, RAYD_FLT_MAX),
-                    optix::kRayFlagDisableAnyHit, p);
+                    MASKED ? optix::kRayFlagEnforceAnyHit : optix::kRayFlagDisableAnyHit, p);
     t = __uint_as_float(p[0]);
     u = __uint_as_float(p[1]);
     v = __uint_as_float(p[2]);
@@ -155,41 +180,44 @@ __device__ __forceinline__ void write_intersection(long long i, bool hit, float3
     }
 }
 
-}  // namespace
-
-extern "C" {
-
-// __raygen__intersect: closest hit of row i over [1e-6, tmax[i] (FLT_MAX
-// when null)], the record of spec §1.6 per params.flags.
-__global__ void __raygen__intersect() {
+// intersect_program: closest hit of row i over [tmin, tmax[i] (FLT_MAX
+// when null)] (tmin 1e-6, or the row's in the masked form), the record of
+// spec §1.6 per params.flags.
+template <bool MASKED>
+__device__ __forceinline__ void intersect_program() {
     const long long i = optix::launch_index_x();
     if (i >= params.n) return;
     float3 oi = load3(params.o, i), di = load3(params.d, i);
     float tmax = params.tmax ? params.tmax[i] : RAYD_FLT_MAX;
+    float tmin = row_tmin<MASKED>(i, RAYD_TMIN);
     float t = 0.0f, u = 0.0f, v = 0.0f;
     unsigned int prim = NO_PRIM;
-    bool hit = traceable(i, oi, di, RAYD_TMIN, tmax) && closest(oi, di, RAYD_TMIN, tmax, t, u, v, prim);
+    bool hit = traceable(i, oi, di, tmin, tmax) && closest<MASKED>(oi, di, tmin, tmax, t, u, v, prim);
     write_intersection(i, hit, oi, di, t, u, v, prim);
 }
 
-// __raygen__intersect_t: __raygen__intersect with flags 0 (t only; one
-// payload word).
-__global__ void __raygen__intersect_t() {
+// intersect_t_program: intersect_program with flags 0 (t only; one payload
+// word).
+template <bool MASKED>
+__device__ __forceinline__ void intersect_t_program() {
     const long long i = optix::launch_index_x();
     if (i >= params.n) return;
     float3 oi = load3(params.o, i), di = load3(params.d, i);
     float tmax = params.tmax ? params.tmax[i] : RAYD_FLT_MAX;
+    float tmin = row_tmin<MASKED>(i, RAYD_TMIN);
     unsigned int p[1] = {0x7f800000u};  // +inf: a miss leaves it
-    if (traceable(i, oi, di, RAYD_TMIN, tmax)) {
-        optix::trace<1>(params.handle, oi.x, oi.y, oi.z, di.x, di.y, di.z, RAYD_TMIN, fminf(tmax, RAYD_FLT_MAX),
-                        optix::kRayFlagDisableAnyHit, p);
+    if (traceable(i, oi, di, tmin, tmax)) {
+        optix::trace<1>(params.handle, oi.x, oi.y, oi.z, di.x, di.y, di.z, tmin, fminf(tmax, RAYD_FLT_MAX),
+                        MASKED ? optix::kRayFlagEnforceAnyHit : optix::kRayFlagDisableAnyHit, p);
     }
     params.out_t[i] = __uint_as_float(p[0]);
 }
 
-// __raygen__reflections: trace_reflections of spec §3.2 for row i (trace.cu
-// reflections_kernel with OptiX's closest hit).
-__global__ void __raygen__reflections() {
+// reflections_program: trace_reflections of spec §3.2 for row i (trace.cu
+// reflections_kernel with OptiX's closest hit); the masked form starts the
+// first bounce at the row's tmin.
+template <bool MASKED>
+__device__ __forceinline__ void reflections_program() {
     const long long i = optix::launch_index_x();
     if (i >= params.n) return;
     const int nb = params.max_bounces;
@@ -204,10 +232,10 @@ __global__ void __raygen__reflections() {
     for (int bnc = 0; bnc < nb; ++bnc) {
         long long slot = i * nb + bnc;
         float tm = bnc == 0 ? tm0 : RAYD_REFLECTION_MISS;
+        float tmin = bnc == 0 ? row_tmin<MASKED>(i, RAYD_MULTIPATH_TMIN) : RAYD_MULTIPATH_TMIN;
         float t = 0.0f, u = 0.0f, v = 0.0f;
         unsigned int prim = NO_PRIM;
-        alive = alive && traceable(i, orig, dir, RAYD_MULTIPATH_TMIN, tm) &&
-                closest(orig, dir, RAYD_MULTIPATH_TMIN, tm, t, u, v, prim);
+        alive = alive && traceable(i, orig, dir, tmin, tm) && closest<MASKED>(orig, dir, tmin, tm, t, u, v, prim);
         if (!alive) {
             params.out_valid[slot] = 0;
             params.out_t[slot] = RAYD_REFLECTION_MISS;
@@ -238,10 +266,12 @@ __global__ void __raygen__reflections() {
     }
 }
 
-// __raygen__visible: visible(start, end) of spec §4.1 for row i: 1 when no
+// visible_program: visible(start, end) of spec §4.1 for row i: 1 when no
 // triangle is hit with t in [1e-5, max(L − 2e-5, 0)] from start + 1e-5·dir
-// (the first hit ends the ray), 0 when blocked or inactive.
-__global__ void __raygen__visible() {
+// (the first hit ends the ray), 0 when blocked or inactive; in the masked
+// form only faces whose mask is not 0 block.
+template <bool MASKED>
+__device__ __forceinline__ void visible_program() {
     const long long i = optix::launch_index_x();
     if (i >= params.n) return;
     if (params.active != nullptr && params.active[i] == 0) {
@@ -263,14 +293,38 @@ __global__ void __raygen__visible() {
             if (traceable(i, org, dir, RAYD_MULTIPATH_TMIN, tm)) {
                 unsigned int p[1] = {0u};  // blocked unless the miss program runs
                 optix::trace<1>(params.handle, org.x, org.y, org.z, dir.x, dir.y, dir.z, RAYD_MULTIPATH_TMIN, tm,
-                                optix::kRayFlagDisableAnyHit | optix::kRayFlagTerminateOnFirstHit |
-                                    optix::kRayFlagDisableClosestHit,
+                                (MASKED ? optix::kRayFlagEnforceAnyHit : optix::kRayFlagDisableAnyHit) |
+                                    optix::kRayFlagTerminateOnFirstHit | optix::kRayFlagDisableClosestHit,
                                 p);
                 vis = p[0] != 0u ? 1 : 0;
             }
         }
     }
     params.out_visible[i] = vis;
+}
+
+}  // namespace
+
+extern "C" {
+
+// The raygen programs: unmasked and masked forms of each query.
+__global__ void __raygen__intersect() { intersect_program<false>(); }
+__global__ void __raygen__intersect_masked() { intersect_program<true>(); }
+__global__ void __raygen__intersect_t() { intersect_t_program<false>(); }
+__global__ void __raygen__intersect_t_masked() { intersect_t_program<true>(); }
+__global__ void __raygen__reflections() { reflections_program<false>(); }
+__global__ void __raygen__reflections_masked() { reflections_program<true>(); }
+__global__ void __raygen__visible() { visible_program<false>(); }
+__global__ void __raygen__visible_masked() { visible_program<true>(); }
+
+// __anyhit__mask: the masked programs' filter. A candidate counts only when
+// the mask of its face shares a bit with the row's mask; otherwise OptiX
+// discards it and traversal goes on.
+__global__ void __anyhit__mask() {
+    const unsigned int prim = optix::primitive_index();
+    const unsigned int fm = params.face_mask ? (unsigned int)params.face_mask[prim] : 0xffu;
+    const unsigned int rm = params.ray_mask ? (unsigned int)params.ray_mask[optix::launch_index_x()] : 0xffu;
+    if ((fm & rm) == 0u) optix::ignore_intersection();
 }
 
 // __closesthit__hit: payload (t, u, v, global face id) of the closest hit.

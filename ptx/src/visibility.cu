@@ -16,6 +16,13 @@
 //                                  degenerate segment); else the global prim
 //                                  id of the closest non-ignored hit with t in
 //                                  [1e-5, tmax], ties at equal t to the lower id
+//
+// The masked variants rayd_segment_blockers_masked[4] take one more
+// parameter,
+//   face_mask   uint8[num_faces]   the visibility mask of every global face
+// and let a face block only when its mask is not 0 (segments carry the full
+// ray mask 0xff, as in rayd_visible_masked). The host launches them only
+// while a mesh mask differs from 0xff.
 #include "rayd.cuh"
 
 using namespace rayd;
@@ -37,12 +44,22 @@ struct IgnoreRow {
     }
 };
 
-template <int W>
+// MaskedIgnoreRow is IgnoreRow that also rejects faces of mask 0.
+struct MaskedIgnoreRow {
+    IgnoreRow row;
+    const unsigned char* __restrict__ face_mask;
+    __device__ __forceinline__ bool keep(unsigned int prim) const {
+        return __ldg(&face_mask[prim]) != 0 && row.keep(prim);
+    }
+};
+
+template <int W, bool MASKED = false>
 __device__ __forceinline__ void blockers_kernel(const float4* __restrict__ nodes, const float4* __restrict__ tris,
                                                 int num_tris, const float* __restrict__ start,
                                                 const float* __restrict__ end, const unsigned char* __restrict__ active,
                                                 const int* __restrict__ ignore, int k, int n, int* __restrict__ out_prim,
-                                                unsigned int* counter) {
+                                                unsigned int* counter,
+                                                const unsigned char* __restrict__ face_mask = nullptr) {
     for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
         long long i = base + (threadIdx.x & 31u);
         if (i >= n) continue;
@@ -58,7 +75,11 @@ __device__ __forceinline__ void blockers_kernel(const float4* __restrict__ nodes
             b.u = 0.0f;
             b.v = 0.0f;
             IgnoreRow f{ignore == nullptr ? nullptr : ignore + i * k, ignore == nullptr ? 0 : k};
-            trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, b, f);
+            if (MASKED) {
+                trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, b, MaskedIgnoreRow{f, face_mask});
+            } else {
+                trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, b, f);
+            }
             if (b.prim != NO_PRIM) blocker = (int)b.prim;
         }
         out_prim[i] = blocker;
@@ -91,6 +112,33 @@ __global__ void __launch_bounds__(VIS_THREADS) rayd_segment_blockers8(
     const float* __restrict__ end, const unsigned char* __restrict__ active, const int* __restrict__ ignore, int k, int n,
     int* __restrict__ out_prim, unsigned int* counter) {
     blockers_kernel<8>(nodes, tris, num_tris, start, end, active, ignore, k, n, out_prim, counter);
+}
+
+// rayd_segment_blockers_masked: rayd_segment_blockers with face_mask
+// appended; a face of mask 0 never blocks.
+__global__ void __launch_bounds__(VIS_THREADS) rayd_segment_blockers_masked(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, const int* __restrict__ ignore, int k, int n,
+    int* __restrict__ out_prim, unsigned int* counter, const unsigned char* __restrict__ face_mask) {
+    blockers_kernel<2, true>(nodes, tris, num_tris, start, end, active, ignore, k, n, out_prim, counter, face_mask);
+}
+
+// rayd_segment_blockers_masked4: rayd_segment_blockers_masked over quad
+// nodes.
+__global__ void __launch_bounds__(VIS_THREADS) rayd_segment_blockers_masked4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, const int* __restrict__ ignore, int k, int n,
+    int* __restrict__ out_prim, unsigned int* counter, const unsigned char* __restrict__ face_mask) {
+    blockers_kernel<4, true>(nodes, tris, num_tris, start, end, active, ignore, k, n, out_prim, counter, face_mask);
+}
+
+// rayd_segment_blockers_masked8: rayd_segment_blockers_masked over
+// compressed wide nodes.
+__global__ void __launch_bounds__(VIS_THREADS) rayd_segment_blockers_masked8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, const int* __restrict__ ignore, int k, int n,
+    int* __restrict__ out_prim, unsigned int* counter, const unsigned char* __restrict__ face_mask) {
+    blockers_kernel<8, true>(nodes, tris, num_tris, start, end, active, ignore, k, n, out_prim, counter, face_mask);
 }
 
 }  // extern "C"

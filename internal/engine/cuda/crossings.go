@@ -10,7 +10,9 @@ import (
 // Crossings runs the crossings kernel over a BVH of the scene: the tracer
 // itself on a BVH engine; on an OptiX engine the BVH the visibility
 // variants use, built on the first call and refitted after vertex updates
-// (bvhTree). Either way every value equals the CPU reference bit for bit.
+// (sceneBVH). While a mesh mask differs from the default the masked
+// kernels run (a face counts only when its mesh mask is not 0). Either way
+// every value equals the CPU reference bit for bit.
 func (e *Engine) Crossings(ctx context.Context, start, end []float32, active []bool, k int) (*geom.Crossings, error) {
 	n := len(start) / 3
 	if err := geom.CheckCrossingsK(k); err != nil {
@@ -22,7 +24,7 @@ func (e *Engine) Crossings(ctx context.Context, start, end []float32, active []b
 	if _, err := geom.CheckAlloc("crossings device record", e.free(), n, k*geom.CrossingSlotBytes+4); err != nil {
 		return nil, err
 	}
-	tree, err := e.bvhTree()
+	tree, err := e.sceneBVH()
 	if err != nil {
 		return nil, err
 	}

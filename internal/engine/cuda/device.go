@@ -27,9 +27,6 @@ func (e *Engine) WithStream(ctx context.Context, fn func(*launch.Stream) error) 
 // fast runs a device fast path on a slot: the launch with the slot's
 // persistent-launch counter, then the wait.
 func (e *Engine) fast(ctx context.Context, r engine.DeviceRays, run func(t tracer, st *launch.Stream, r accel.Rays) error) error {
-	if err := e.checkLimits("the device fast path", engine.Rays{}); err != nil {
-		return err
-	}
 	return e.onSlot(ctx, func(sl *slot) error {
 		ar := RaysOf(r)
 		ar.Counter = sl.counter

@@ -6,14 +6,30 @@ import (
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/internal/engine"
+	"github.com/rayd-go/rayd/launch"
 )
 
-// Masks on one device. The BVH tracer honours per-ray tmin and masks and
-// the meshes' masks in intersect, trace_reflections and visible (host and
-// device paths) through its masked kernels, which run only while a query
-// carries limits or a mesh mask differs from the default. The OptiX tracer
-// and the segment-blocker and RF kernels have no masked form: they refuse
-// (an *UnsupportedError) while masks are in play instead of ignoring them.
+// Masks on one device. Both tracers honour per-ray tmin and masks and the
+// meshes' masks in intersect, trace_reflections and visible (host and
+// device paths): the BVH through its masked kernels, OptiX through its
+// masked pipelines (an any-hit filter on the face masks); either runs only
+// while a query carries limits or a mesh mask differs from the default.
+// Crossings and the visibility variants (segment blockers) run their
+// masked kernels over the scene's BVH (an OptiX engine's blocker BVH
+// carries the masks too). The RF kernels have no masked form: they refuse
+// (an *UnsupportedError) while a mesh mask differs from the default instead
+// of ignoring it.
+
+// maskedTracer is a tracer that follows face masks (accel.BVH, accel.OptiX).
+type maskedTracer interface {
+	SetFaceMasks(s *launch.Stream, masks []uint8) error
+	Masked() bool
+}
+
+var (
+	_ maskedTracer = (*accel.BVH)(nil)
+	_ maskedTracer = (*accel.OptiX)(nil)
+)
 
 // SetMeshMask makes the tracer follow the tables' masks (already updated
 // by the façade).
@@ -24,13 +40,14 @@ func (e *Engine) SetMeshMask(ctx context.Context, _ int, _ uint8) error {
 	if err := e.applyMasks(e.tr); err != nil {
 		return err
 	}
+	e.blockers.markMasksStale()
 	return e.build.Synchronize()
 }
 
-// applyMasks uploads the tables' face masks to tr on the build stream when
-// tr is a BVH (the OptiX tracer refuses masked queries instead).
+// applyMasks uploads the tables' face masks to tr on the build stream (an
+// OptiX engine's blocker BVH takes them on its next use).
 func (e *Engine) applyMasks(tr tracer) error {
-	b, ok := tr.(*accel.BVH)
+	b, ok := tr.(maskedTracer)
 	if !ok {
 		return nil
 	}
@@ -47,15 +64,6 @@ func (e *Engine) withMasks(tr tracer) (tracer, error) {
 		return nil, errors.Join(err, tr.Close())
 	}
 	return tr, nil
-}
-
-// checkLimits refuses per-ray limits or non-default mesh masks on a tracer
-// without masked kernels.
-func (e *Engine) checkLimits(op string, r engine.Rays) error {
-	if e.kind != OptiX || (len(r.TMin) == 0 && len(r.Mask) == 0 && e.tables.MasksDefault()) {
-		return nil
-	}
-	return engine.Unsupported(e.Describe(), op, "per-ray tmin and visibility masks need the BVH tracer")
 }
 
 // checkMeshMasks refuses an operation whose kernels have no masked form

@@ -15,9 +15,6 @@ func (e *Engine) Intersect(ctx context.Context, r engine.Rays, flags geom.Flags)
 	if n == 0 {
 		return geom.NewHits(0, flags), ctx.Err()
 	}
-	if err := e.checkLimits("intersect", r); err != nil {
-		return nil, err
-	}
 	var res *geom.Hits
 	err := e.withRays(ctx, r.Origins, r.Directions, r.TMax, r.Active, func(sl *slot, dr accel.Rays) error {
 		if err := e.uploadLimits(sl, r, &dr); err != nil {
@@ -43,9 +40,6 @@ func (e *Engine) TraceReflections(ctx context.Context, r engine.Rays, b int) (*g
 		return geom.NewReflections(0, b), ctx.Err()
 	}
 	if err := geom.CheckReflections(n, b, true, e.free()); err != nil {
-		return nil, err
-	}
-	if err := e.checkLimits("trace_reflections", r); err != nil {
 		return nil, err
 	}
 	res := geom.NewReflections(n, b)
@@ -83,9 +77,6 @@ func (e *Engine) Visible(ctx context.Context, start, end []float32, active []boo
 	n := len(start) / 3
 	if n == 0 {
 		return []bool{}, ctx.Err()
-	}
-	if err := e.checkLimits("visible", engine.Rays{}); err != nil {
-		return nil, err
 	}
 	var res []bool
 	err := e.withRays(ctx, start, end, nil, active, func(sl *slot, dr accel.Rays) error {

@@ -12,11 +12,20 @@ import (
 
 // blockerBVH is the BVH an OptiX engine uses for the visibility variants
 // and the RF operations (their kernels are BVH kernels), built on first use
-// and refitted after vertex updates; a BVH engine uses its own.
+// and refitted after vertex updates; a BVH engine uses its own. It carries
+// the tables' face masks (uploaded at build and after SetMeshMask).
 type blockerBVH struct {
-	mu    sync.Mutex
-	bvh   *accel.BVH
-	stale bool
+	mu         sync.Mutex
+	bvh        *accel.BVH
+	stale      bool
+	masksStale bool
+}
+
+// markMasksStale makes the next use upload the tables' face masks.
+func (bb *blockerBVH) markMasksStale() {
+	bb.mu.Lock()
+	bb.masksStale = bb.bvh != nil
+	bb.mu.Unlock()
 }
 
 func (bb *blockerBVH) markStale() {
@@ -36,13 +45,19 @@ func (bb *blockerBVH) drop() error {
 	return err
 }
 
-// bvhTree returns a BVH of the scene: the tracer itself on a BVH engine,
-// the blocker BVH on an OptiX engine. The scene's read lock is held, so no
-// vertex update overlaps.
+// bvhTree is sceneBVH for the kernels without a masked form (RF): refused
+// while any mesh mask differs from the default.
 func (e *Engine) bvhTree() (*accel.BVH, error) {
-	if err := e.checkMeshMasks("the visibility variants and RF operations"); err != nil {
+	if err := e.checkMeshMasks("the RF operations"); err != nil {
 		return nil, err
 	}
+	return e.sceneBVH()
+}
+
+// sceneBVH returns a BVH of the scene with the tables' face masks: the
+// tracer itself on a BVH engine, the blocker BVH on an OptiX engine. The
+// scene's read lock is held, so no vertex or mask update overlaps.
+func (e *Engine) sceneBVH() (*accel.BVH, error) {
 	if b, ok := e.tr.(*accel.BVH); ok {
 		return b, nil
 	}
@@ -54,10 +69,16 @@ func (e *Engine) bvhTree() (*accel.BVH, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rayd: building a BVH on %v: %w", e.dev, err)
 		}
-		bb.bvh, bb.stale = b, false
+		bb.bvh, bb.stale, bb.masksStale = b, false, true
+	}
+	if bb.masksStale {
+		if err := e.applyMasks(bb.bvh); err != nil {
+			return nil, err
+		}
 		if err := e.build.Synchronize(); err != nil {
 			return nil, err
 		}
+		bb.masksStale = false
 	}
 	if bb.stale {
 		if err := bb.bvh.Refit(e.build, e.tables); err != nil {
@@ -72,14 +93,15 @@ func (e *Engine) bvhTree() (*accel.BVH, error) {
 }
 
 // segmentBlockers is the device segment query: the closest non-ignored
-// blocker of every segment.
+// blocker of every segment (a face of mesh mask 0 never blocks: the masked
+// kernels run while a mesh mask is set).
 func (e *Engine) segmentBlockers(ctx context.Context) geom.SegmentBlockers {
 	return func(start, end []float32, active []bool, ignore []int32, k int) ([]int32, error) {
 		n := len(start) / 3
 		if n == 0 {
 			return []int32{}, ctx.Err()
 		}
-		tree, err := e.bvhTree()
+		tree, err := e.sceneBVH()
 		if err != nil {
 			return nil, err
 		}

@@ -10,11 +10,11 @@ import (
 // Masks on a replicated scene: every replica is built with the meshes'
 // masks and follows SetMeshMask by a broadcast (shard.SetMeshMask), and the
 // per-ray tmin and masks travel with the rows of the intersect and
-// trace_reflections tasks, so those queries and visible answer bitwise as
-// on one device. The visibility variants and the RF operations run
-// kernels without a masked form on CUDA replicas: while any mesh mask
-// differs from the default they are refused (an *UnsupportedError), never
-// answered without the masks.
+// trace_reflections tasks, so those queries, visible, crossings and the
+// visibility variants (the replicas' masked kernels) answer bitwise as on
+// one device. The RF operations run kernels without a masked form on CUDA
+// replicas: while any mesh mask differs from the default they are refused
+// (an *UnsupportedError), never answered without the masks.
 
 // SetMeshMask broadcasts the mask change to every replica; a failed
 // broadcast poisons the layer (Rebuild recovers it, with the tables'

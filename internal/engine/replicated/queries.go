@@ -33,25 +33,16 @@ func (e *Engine) Visible(ctx context.Context, start, end []float32, active []boo
 
 // VisiblePair shards visible_pair by rows.
 func (e *Engine) VisiblePair(ctx context.Context, b *geom.SegmentBatch) (*geom.PairVisibility, error) {
-	if err := e.checkMeshMasks("visible_pair"); err != nil {
-		return nil, err
-	}
 	return shard.RunRows(ctx, e.l, shard.PairTask(b))
 }
 
 // VisibleEdge shards visible_edge by rows.
 func (e *Engine) VisibleEdge(ctx context.Context, b *geom.SegmentBatch) ([]bool, error) {
-	if err := e.checkMeshMasks("visible_edge"); err != nil {
-		return nil, err
-	}
 	return shard.RunRows(ctx, e.l, shard.EdgeVisibilityTask(b))
 }
 
 // VisibleChain shards visible_chain by rows.
 func (e *Engine) VisibleChain(ctx context.Context, b *geom.SegmentBatch) (*geom.ChainVisibility, error) {
-	if err := e.checkMeshMasks("visible_chain"); err != nil {
-		return nil, err
-	}
 	return shard.RunRows(ctx, e.l, shard.ChainTask(b))
 }
 
