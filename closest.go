@@ -95,12 +95,20 @@ func (s *Scene) ClosestPoint(ctx context.Context, points []float32, maxDist floa
 		return nil, err
 	}
 	res := &ClosestResult{ClosestPointRecord: rec}
-	if opts.Sign != SignNone {
-		mode := cpu.SignWinding
-		if opts.Sign == SignParity {
-			mode = cpu.SignParity
+	switch opts.Sign {
+	case SignParity:
+		reach := geom.ParityReach(s.tables.Vertices, s.tables.Faces)
+		c, err := s.eng.Crossings(ctx, points, geom.ParityEnds(points, reach), opts.Active, 1)
+		if err != nil {
+			return nil, err
 		}
-		if res.Sign, err = cpu.ClosestSigns(ctx, s.tables, points, opts.Active, mode); err != nil {
+		res.Sign = geom.ParitySigns(points, opts.Active, c.Count)
+	case SignWinding:
+		w, err := s.eng.WindingSums(ctx, points, opts.Active)
+		if err != nil {
+			return nil, err
+		}
+		if res.Sign, err = cpu.WindingSigns(ctx, s.tables, points, opts.Active, w); err != nil {
 			return nil, err
 		}
 	}

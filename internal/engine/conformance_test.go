@@ -123,6 +123,13 @@ func calls(tb *geom.Tables) map[string]func(ctx context.Context, e engine.Engine
 			_, err := e.ClosestPoint(ctx, pts, 0, nil)
 			return err
 		},
+		"WindingSums": func(ctx context.Context, e engine.Engine) error {
+			w, err := e.WindingSums(ctx, pts, nil)
+			if err == nil && (w.Len() != 16 || len(w.Bound) != 16) {
+				return errors.New("winding sums of the wrong shape")
+			}
+			return err
+		},
 		"IntersectVJP": func(ctx context.Context, e engine.Engine) error {
 			_, err := e.IntersectVJP(ctx, r, make([]int32, 64), nil, geom.IntersectCotangents{T: make([]float32, 64)})
 			return err

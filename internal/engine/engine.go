@@ -118,6 +118,7 @@ type Engine interface {
 	Multi
 	Crossings
 	Masks
+	Winding
 
 	// Close releases the engine's resources. Called once, under the
 	// scene's exclusive lock.
