@@ -54,9 +54,14 @@ func (b *BVH) windingSums(run runner, q WindingPoints, out WindingOut) error {
 	if n == 0 {
 		return nil
 	}
+	return b.launchWinding(run, q, out)
+}
+
+func (b *BVH) launchWinding(run runner, q WindingPoints, out WindingOut) error {
 	if b.geo.Vertices == nil || b.geo.Faces == nil {
 		return fmt.Errorf("accel: the BVH holds no geometry")
 	}
+	n := q.N
 	g, blk := threads1D(n, windingThreads)
 	return run.launch(ModuleWinding, "rayd_winding_sums", g, blk, b.geo.Vertices, b.geo.Faces, int32(b.numTris),
 		q.P, nullable(q.Active), int32(n), out.Sum, out.Bound)

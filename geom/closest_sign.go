@@ -128,10 +128,16 @@ func WindingInside(sum float64) bool { return float32(sum/WindingFourPi) >= 0.5 
 // monotone in the sum, so when both ends of a slightly widened interval
 // decide alike the reference decides the same (certain true): −1 inside,
 // +1 outside. A row the bound does not settle returns certain false and
-// needs the reference. A NaN sum (inactive or non-finite row) is 0, certain.
+// needs the reference, as does a NaN or negative bound. A NaN sum (inactive
+// or non-finite row) is 0, certain. The reference's threshold on the sum is
+// 4π·(1/2 − 2^-26) (the float32 rounding of the winding number reaches 1/2
+// from there), so only rows within the bound of it stay open.
 func WindingSign(sum, bound float64) (sign int8, certain bool) {
 	if sum != sum {
 		return 0, true
+	}
+	if !(bound >= 0) { // NaN or negative: no bound
+		return 0, false
 	}
 	lo := math.Nextafter(sum-2*bound, math.Inf(-1))
 	hi := math.Nextafter(sum+2*bound, math.Inf(1))
