@@ -109,3 +109,62 @@ func TestCrossingCountsReachBeyondTheScene(t *testing.T) {
 		assert.Greater(t, e[k], float32(1), "the end lies past the box on axis %d", k)
 	}
 }
+
+// Segments through a shared edge or vertex: sweeping the point in steps of
+// one float32 ulp across the place whose segment meets the diagonal of a
+// two-triangle square (edge) or the centre of a four-triangle fan
+// (vertex), the watertight test leaves no gap: every segment counts one
+// face or several of those sharing the edge or vertex, never none.
+func TestCrossingCountsThroughEdgesAndVertices(t *testing.T) {
+	d := ParityDirection()
+	// A point (a, b, 0) reaches z = 1 at (a + kx, b + ky).
+	kx, ky := d[0]/d[2], d[1]/d[2]
+	square := geom.Mesh{Vertices: []float32{-1, -1, 1, 1, -1, 1, 1, 1, 1, -1, 1, 1}, Faces: []int32{0, 1, 2, 0, 2, 3}}
+	fan := geom.Mesh{Vertices: []float32{0, 0, 1, -1, -1, 1, 1, -1, 1, 1, 1, 1, -1, 1, 1},
+		Faces: []int32{0, 1, 2, 0, 2, 3, 0, 3, 4, 0, 4, 1}}
+	var edgePts, vertexPts []float32
+	for i := -200; i <= 200; i++ { // across x = y, b = 0
+		edgePts = append(edgePts, ulps(ky-kx, i), 0, 0)
+	}
+	for i := -60; i <= 60; i++ { // around (0, 0, 1)
+		for j := -60; j <= 60; j++ {
+			vertexPts = append(vertexPts, ulps(-kx, i), ulps(-ky, j), 0)
+		}
+	}
+	for name, c := range map[string]struct {
+		m   geom.Mesh
+		pts []float32
+	}{"edge": {square, edgePts}, "vertex": {fan, vertexPts}} {
+		s, _ := scenes(t, c.m)
+		cnt, err := s.CrossingCounts(c.pts, nil)
+		require.NoError(t, err)
+		several := 0
+		for i, v := range cnt {
+			require.GreaterOrEqual(t, v, int32(1), "%s row %d %v: a gap", name, i, row3(c.pts, i))
+			require.LessOrEqual(t, v, int32(len(c.m.Faces)/3), "%s row %d", name, i)
+			if v > 1 {
+				several++
+			}
+		}
+		t.Logf("%s: %d of %d segments count more than one face", name, several, len(cnt))
+		// The sweep crosses the edge or vertex: its segments reach every face.
+		c1, err := s.Crossings(c.pts, geom.ParityEnds(c.pts, s.ParityReach()), nil, 1)
+		require.NoError(t, err)
+		reached := map[int32]bool{}
+		for _, p := range c1.Prim {
+			reached[p] = true
+		}
+		assert.Len(t, reached, len(c.m.Faces)/3, "%s: faces reached", name)
+	}
+}
+
+// ulps is x moved by k float32 units in the last place.
+func ulps(x float32, k int) float32 {
+	for ; k > 0; k-- {
+		x = math.Nextafter32(x, float32(math.Inf(1)))
+	}
+	for ; k < 0; k++ {
+		x = math.Nextafter32(x, float32(math.Inf(-1)))
+	}
+	return x
+}
