@@ -1,9 +1,12 @@
 package accel
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rayd-go/rayd/launch"
+	cudasrc "github.com/rayd-go/rayd/ptx/src"
 )
 
 // TestWindingLaunchMatchesKernel drives the winding launch (with and
@@ -39,5 +42,17 @@ func TestWindingLaunchMatchesKernel(t *testing.T) {
 	}
 	if err := (&BVH{numTris: 3}).launchWinding(&recorder{t: t}, WindingPoints{P: buf[float32](), N: 1}, out); err == nil {
 		t.Error("no geometry: accepted")
+	}
+}
+
+// TestWindingThreadsMirrorTheKernel: the block size of the launch is the
+// kernel's WIND_THREADS (one face per thread in each shared-memory tile).
+func TestWindingThreadsMirrorTheKernel(t *testing.T) {
+	src, err := cudasrc.Read("winding.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("#define WIND_THREADS %d\n", windingThreads); !strings.Contains(string(src), want) {
+		t.Fatalf("winding.cu does not declare %q", want)
 	}
 }
