@@ -13,9 +13,9 @@ import (
 // CPU backend walks the reference's BVH; a CUDA scene walks its triangle
 // BVH on the device (an OptiX scene builds that BVH on the first query and
 // refits it after vertex updates, as for the visibility variants); a
-// replicated scene shards the rows over its replicas. The optional sign and
-// the backward pass run on the host on every backend (see ClosestOptions
-// and ClosestPointVJP).
+// replicated scene shards the rows over its replicas. The optional sign
+// runs on the same engine (see SignMode); the backward pass runs on the
+// host on every backend (see ClosestPointVJP).
 
 // SignMode selects the inside/outside test of ClosestPoint.
 type SignMode int
@@ -25,13 +25,25 @@ const (
 	SignNone SignMode = iota
 	// SignWinding signs each row by the generalized winding number of the
 	// scene around the point: −1 where it is at least 1/2 (inside), +1
-	// elsewhere. Robust for open meshes and soups.
+	// elsewhere. Robust for open meshes and soups. Every face is summed for
+	// every row (rows × faces solid angles, no BVH): on the CPU by the
+	// reference, on a CUDA scene by the winding kernel, on a replicated
+	// scene by its replicas, sharded by rows. The device's float64 sums
+	// carry an error bound (only atan2 differs from the host's); the few
+	// rows whose winding number lies within that bound of 1/2 (points on or
+	// next to the surface) are re-computed on the host by the reference,
+	// so every backend gives the reference's signs.
 	SignWinding
-	// SignParity signs each row by the parity of the number of faces the
-	// half ray from the point along the fixed direction
-	// (0.5773, 0.5112, 0.6367) crosses (watertight test): −1 odd, +1 even.
-	// Exact for closed meshes away from grazing rays; on open meshes it
-	// depends on the direction.
+	// SignParity signs each row by the parity of the crossing count of the
+	// segment from the point along the fixed direction
+	// (0.5773, 0.5112, 0.6367) to a point beyond every face
+	// (geom.ParityEnd): −1 odd, +1 even. The count is the Count of the
+	// scene's own Crossings query (k = 1), so every backend gives the same
+	// signs. The segment rule decides the edge cases: a face within 2e-5 of
+	// the point along the segment (a point on a face) is not counted, and a
+	// segment through a shared edge or vertex counts each face whose
+	// watertight test accepts it. Exact for closed meshes away from grazing
+	// segments; on open meshes it depends on the direction.
 	SignParity
 )
 
@@ -41,9 +53,8 @@ type ClosestOptions struct {
 	// Active is empty (every row) or one flag per row; an inactive row
 	// gets the miss record and sign 0.
 	Active []bool
-	// Sign selects the sign test. The sign is computed on the host by the
-	// CPU reference, by brute force over every face (rows × faces work),
-	// whatever backend answered the closest points.
+	// Sign selects the sign test, run by the scene's backend (see
+	// SignMode).
 	Sign SignMode
 }
 
@@ -95,12 +106,20 @@ func (s *Scene) ClosestPoint(ctx context.Context, points []float32, maxDist floa
 		return nil, err
 	}
 	res := &ClosestResult{ClosestPointRecord: rec}
-	if opts.Sign != SignNone {
-		mode := cpu.SignWinding
-		if opts.Sign == SignParity {
-			mode = cpu.SignParity
+	switch opts.Sign {
+	case SignParity:
+		reach := geom.ParityReach(s.tables.Vertices, s.tables.Faces)
+		c, err := s.eng.Crossings(ctx, points, geom.ParityEnds(points, reach), opts.Active, 1)
+		if err != nil {
+			return nil, err
 		}
-		if res.Sign, err = cpu.ClosestSigns(ctx, s.tables, points, opts.Active, mode); err != nil {
+		res.Sign = geom.ParitySigns(points, opts.Active, c.Count)
+	case SignWinding:
+		w, err := s.eng.WindingSums(ctx, points, opts.Active)
+		if err != nil {
+			return nil, err
+		}
+		if res.Sign, err = cpu.WindingSigns(ctx, s.tables, points, opts.Active, w); err != nil {
 			return nil, err
 		}
 	}

@@ -129,6 +129,7 @@ var trivialKernels = map[string]trivialKernel{
 	"trace":      zeroLaunch("trace", "rayd_intersect"),
 	"visibility": zeroLaunch("visibility", "rayd_segment_blockers"),
 	"crossings":  zeroLaunch("crossings", "rayd_crossings8"),
+	"winding":    zeroLaunch("winding", "rayd_winding_sums"),
 	"vjp":        zeroLaunch("vjp", "rayd_intersect_vjp"),
 }
 

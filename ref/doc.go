@@ -23,7 +23,10 @@
 // candidates, so it too answers exactly like brute force. WindingNumbers
 // gives the generalized winding number of the faces around each point (a
 // sum of signed solid angles, by brute force), with which a caller signs
-// the distances of a closed or nearly closed mesh.
+// the distances of a closed or nearly closed mesh; WindingSumsContext gives
+// its float64 sums before the division. CrossingCounts is the count of the
+// crossings query along the parity segment of each point (geom.ParityEnd),
+// the parity definition every engine answers with its own crossings query.
 //
 // Batches are split into blocks of 256 rows that run on up to
 // runtime.GOMAXPROCS goroutines. The *Context variants of the queries

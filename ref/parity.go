@@ -3,18 +3,13 @@ package ref
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/rayd-go/rayd/geom"
 )
 
-// parityDirection is the fixed direction of the crossing counts.
-var parityDirection = [3]float32{0.5773, 0.5112, 0.6367}
-
 // ParityDirection returns the fixed direction of the crossing counts,
-// (0.5773, 0.5112, 0.6367): off every axis and diagonal, so that rays from
-// grid-aligned points rarely graze an axis-aligned mesh's edges.
-func ParityDirection() [3]float32 { return parityDirection }
+// geom.ParityDirection().
+func ParityDirection() [3]float32 { return geom.ParityDirection() }
 
 // CrossingCounts is CrossingCountsContext with context.Background().
 func (s *Scene) CrossingCounts(points []float32, active []bool) ([]int32, error) {
@@ -22,20 +17,25 @@ func (s *Scene) CrossingCounts(points []float32, active []bool) ([]int32, error)
 }
 
 // CrossingCountsContext returns, for each row of points (3 values per
-// row), the number of faces the half ray p + t·ParityDirection(), t > 0
-// (t ∈ [tiny, +∞) with tiny the least positive float32), crosses under
-// the watertight test (geom.Watertight, no back-face culling). Its parity
-// is the inside test of a closed mesh: odd inside, even outside. Open
-// meshes have no inside and the parity there depends on the direction;
-// WindingNumbers is the robust test. A ray through a shared edge or vertex
-// may count both faces (the watertight test reports at least one), so
-// the parity is exact for rays that cross faces in their interiors.
-// Every face is tested for every row (rows × faces work).
+// row), the crossing count of its parity segment: the Count of the
+// crossings query (CrossingsContext, k = 1) over the segment from the
+// point to geom.ParityEnd(point, ParityReach()), which leaves the point
+// along geom.ParityDirection() and ends beyond every face. Every engine's
+// crossings query gives the same count, so this is the definition every
+// engine answers. Its parity is the inside test of a closed mesh: odd
+// inside, even outside. Open meshes have no inside and the parity there
+// depends on the direction; WindingNumbers is the robust test.
+//
+// The segment rule decides the edge cases (see geom.ParityEnd): a face
+// within 2e-5 of the point along the segment (a point on a face) is not
+// counted, and a segment through a shared edge or vertex counts each face
+// whose watertight test accepts it (at least one), so the parity is exact
+// for segments that cross faces in their interiors.
 //
 // active holds one value per row or is empty (all active); an inactive row
 // or one with a non-finite coordinate holds −1. Errors: a *LengthError
-// (ErrLength) for mismatched slices; ctx is checked before the result is
-// allocated and between blocks of rows.
+// (ErrLength) for mismatched slices, those of CrossingsContext; ctx is
+// checked before the result is allocated and between blocks of rows.
 func (s *Scene) CrossingCountsContext(ctx context.Context, points []float32, active []bool) ([]int32, error) {
 	n, err := geom.CheckPoints(points, active)
 	if err != nil {
@@ -44,32 +44,34 @@ func (s *Scene) CrossingCountsContext(ctx context.Context, points []float32, act
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("ref: crossing counts cancelled: %w", err)
 	}
-	c := make([]int32, n)
 	if n == 0 {
-		return c, nil
+		return []int32{}, nil
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	tiny := float32(math.SmallestNonzeroFloat32)
-	inf := float32(math.Inf(1))
-	if err := parallelRows(ctx, "crossing counts", n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			p := row3(points, i)
-			if (len(active) > 0 && !active[i]) || !geom.IsFinite3(p) {
-				c[i] = -1
-				continue
-			}
-			k := int32(0)
-			for f := range s.tris {
-				tr := &s.tris[f]
-				if _, _, _, ok := geom.Watertight(p, parityDirection, tr[0], tr[1], tr[2], tiny, inf); ok {
-					k++
-				}
-			}
-			c[i] = k
-		}
-	}); err != nil {
+	c, err := s.CrossingsContext(ctx, points, geom.ParityEnds(points, s.ParityReach()), active, 1)
+	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	count := c.Count
+	for i := range count {
+		if (len(active) > 0 && !active[i]) || !geom.IsFinite3(row3(points, i)) {
+			count[i] = -1
+		}
+	}
+	return count, nil
+}
+
+// ParityReach is geom.ParityReach of the scene's faces (its vertices as of
+// the last Refit): the largest absolute vertex coordinate of any face.
+func (s *Scene) ParityReach() float32 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var m float32
+	for f := range s.tris {
+		for _, v := range s.tris[f] {
+			for _, x := range v {
+				m = max(m, max(x, -x))
+			}
+		}
+	}
+	return m
 }

@@ -67,14 +67,55 @@ func (s *Scene) WindingNumbersContext(ctx context.Context, points []float32, act
 	return w, nil
 }
 
+// WindingSumsContext returns, for each row, the float64 sum of the faces'
+// solid angles of WindingNumbersContext before its division by 4π
+// (geom.WindingFourPi), with Bound 0: the exact reference sum. The winding
+// number is float32(Sum/4π); geom.WindingInside decides the sign from it.
+// Inactive and non-finite rows hold NaN. Errors and cancellation as
+// WindingNumbersContext.
+func (s *Scene) WindingSumsContext(ctx context.Context, points []float32, active []bool) (*geom.WindingSums, error) {
+	n, err := geom.CheckPoints(points, active)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ref: winding numbers cancelled: %w", err)
+	}
+	w := &geom.WindingSums{Sum: make([]float64, n), Bound: make([]float64, n)}
+	if n == 0 {
+		return w, nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := parallelRows(ctx, "winding numbers", n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p := row3(points, i)
+			if (len(active) > 0 && !active[i]) || !geom.IsFinite3(p) {
+				w.Sum[i] = math.NaN()
+				continue
+			}
+			w.Sum[i] = s.windingSum(widen(p))
+		}
+	}); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
 // winding is the generalized winding number at p in float64.
 func (s *Scene) winding(p pvec) float64 {
+	return s.windingSum(p) / geom.WindingFourPi
+}
+
+// windingSum is the sum of the faces' solid angles at p, in global id
+// order, each added to the running float64 sum.
+func (s *Scene) windingSum(p pvec) float64 {
 	sum := 0.0
 	for f := range s.tris {
 		tr := &s.tris[f]
 		sum += solidAngle(psub(widen(tr[0]), p), psub(widen(tr[1]), p), psub(widen(tr[2]), p))
 	}
-	return sum / (4 * math.Pi)
+	return sum
 }
 
 // solidAngle is the signed solid angle of the triangle (a, b, c) seen from

@@ -123,6 +123,8 @@ func jobOf(t shard.Task) (*job, error) {
 		return crossingsJob(t), nil
 	case *shard.ClosestPoint:
 		return closestPointJob(t), nil
+	case *shard.WindingSums:
+		return windingSumsJob(t), nil
 	case *shard.IntersectVJP:
 		return intersectVJPJob(t), nil
 	case *shard.NearestEdgeVJP:

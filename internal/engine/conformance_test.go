@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -150,6 +152,21 @@ func calls(tb *geom.Tables) map[string]func(ctx context.Context, e engine.Engine
 			ids := make([]int32, 64)
 			_, err := e.InstanceTransformVJP(ctx, r, ids, make([]int32, 64), make([]float32, 64), nil)
 			return err
+		},
+		"WindingSums": func(ctx context.Context, e engine.Engine) error {
+			w, err := e.WindingSums(ctx, pts, nil)
+			if err != nil {
+				return err
+			}
+			if w.Len() != 16 || len(w.Bound) != 16 {
+				return errors.New("winding sums of the wrong shape")
+			}
+			for i, v := range w.Sum {
+				if math.IsNaN(v) || math.IsInf(v, 0) || !(w.Bound[i] >= 0) {
+					return fmt.Errorf("winding row %d: sum %v bound %v", i, v, w.Bound[i])
+				}
+			}
+			return nil
 		},
 		"IntersectVJP": func(ctx context.Context, e engine.Engine) error {
 			_, err := e.IntersectVJP(ctx, r, make([]int32, 64), nil, geom.IntersectCotangents{T: make([]float32, 64)})

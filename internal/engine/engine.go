@@ -119,6 +119,7 @@ type Engine interface {
 	Crossings
 	Masks
 	Instancing
+	Winding
 
 	// Close releases the engine's resources. Called once, under the
 	// scene's exclusive lock.

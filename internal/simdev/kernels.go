@@ -86,6 +86,8 @@ func rowKernelOf(t shard.Task) (kernel, error) {
 		return crossingsKernel{t}, nil
 	case *shard.ClosestPoint:
 		return closestKernel{t}, nil
+	case *shard.WindingSums:
+		return windingKernel{t}, nil
 	case shard.SegmentTask:
 		if err := checkSegments(t.SegmentBatch()); err != nil {
 			return nil, err
