@@ -142,9 +142,17 @@ func TestGPUMaskedReplicatedIsBitwiseOneGPU(t *testing.T) {
 	}
 	checkMaskedParity(t, "replicated after SetMeshMask", one, two, rays, end)
 
+	// Without a chunking knob a device call may go direct: with compact
+	// forced, a masked scene still takes peer-direct (no masked compact
+	// kernel). (two, chunked, copies every chunk.)
+	direct, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{
+		MinRaysPerDevice: 1024, AllowSameDevice: same, Transfer: shard.TransferCompact}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = direct.Close() })
+	require.NoError(t, direct.SetMeshMask(ctx, 0, 0x06))
 	plain := rayd.Rays{Origins: rays.Origins, Directions: rays.Directions}
-	_, _, got := intersectInto(t, two, plain)
-	require.Equal(t, shard.PathPeerDirect, two.LastDispatch().Path, "masked scenes take no compact route")
+	_, _, got := intersectInto(t, direct, plain)
+	require.Equal(t, shard.PathPeerDirect, direct.LastDispatch().Path, "masked scenes take no compact route")
 	want, err := one.Intersect(ctx, plain, rayd.FlagsAll)
 	require.NoError(t, err)
 	require.True(t, testscene.SameHits(want, got), "replicated IntersectInto with mesh masks differs from 1 GPU")
