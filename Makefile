@@ -7,7 +7,7 @@ DIRTY    := $(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo fal
 # STAMP links the commit and dirty flag into any binary (internal/buildinfo).
 STAMP    := -X github.com/rayd-go/rayd/internal/buildinfo.commit=$(COMMIT) -X github.com/rayd-go/rayd/internal/buildinfo.dirty=$(DIRTY)
 GO_LDFLAGS := -s -w $(STAMP)
-GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids ./benchmarks/dist/allreduce ./benchmarks/coldstart ./internal/engine
+GPU_PKGS := . ./accel ./launch ./replica ./driver ./dist ./cmd/rayd ./examples/distributed/intersect_train ./examples/distributed/accum_grids ./benchmarks/dist/allreduce ./benchmarks/coldstart
 export NCCL_NVLS_ENABLE := 0
 
 # Where the GPU runs write: by default the committed paths. On a machine
