@@ -3,6 +3,8 @@ package accel
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,8 +58,9 @@ func TestGPUInstancedIntersectMatchesReference(t *testing.T) {
 			require.NoError(t, err)
 			o, d, tmax := testscene.RandomRays(r, tb, 6000)
 			vo, vd := workload.VolumeRays(6000, uint64(count))
-			o, d = append(o, vo...), append(d, vd...)
-			tmax = append(tmax, make([]float32, 6000)...)
+			ao, ad := aimedAtInstances(r, tb, in, 3000)
+			o, d = append(append(o, vo...), ao...), append(append(d, vd...), ad...)
+			tmax = append(tmax, make([]float32, 9000)...)
 			for i := 6000; i < len(tmax); i++ {
 				tmax[i] = geom.DefaultTMax
 			}
@@ -94,4 +97,41 @@ func TestGPUInstancedIntersectMatchesReference(t *testing.T) {
 			}
 		}
 	})
+}
+
+// aimedAtInstances draws n rays from points around the instances (taken in
+// turn) toward each instance's world-space vertex centroid, so that a scene
+// of few instances, which random rays may miss, is hit by a share of the
+// batch whatever the instances' transforms.
+func aimedAtInstances(r *rand.Rand, tb *geom.Tables, in []geom.Instance, n int) (o, d []float32) {
+	o, d = make([]float32, 0, 3*n), make([]float32, 0, 3*n)
+	for i := range n {
+		x := in[i%len(in)]
+		m := x.Geometry
+		var c [3]float64
+		lo, hi := tb.VertexOffset[m], int32(tb.NumVertices())
+		if m+1 < len(tb.VertexOffset) {
+			hi = tb.VertexOffset[m+1]
+		}
+		for v := lo; v < hi; v++ {
+			for k := range 3 {
+				c[k] += float64(tb.Vertices[3*v+int32(k)])
+			}
+		}
+		var w [3]float64
+		for k := range 3 {
+			c[k] /= float64(hi - lo)
+		}
+		for k := range 3 {
+			tr := x.Transform[4*k : 4*k+4]
+			w[k] = float64(tr[0])*c[0] + float64(tr[1])*c[1] + float64(tr[2])*c[2] + float64(tr[3])
+		}
+		u := [3]float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+		l := math.Sqrt(u[0]*u[0] + u[1]*u[1] + u[2]*u[2])
+		for k := range 3 {
+			o = append(o, float32(w[k]+3*u[k]/l))
+			d = append(d, float32(-u[k]/l))
+		}
+	}
+	return o, d
 }
