@@ -7,6 +7,7 @@ import (
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/benchhead"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ref"
 )
@@ -70,32 +71,7 @@ func (f *fixture) close() {
 }
 
 // timed returns the milliseconds fn's work takes on the stream (CUDA events).
-func (f *fixture) timed(fn func() error) (float64, error) {
-	start, err := f.d.NewEvent(true)
-	if err != nil {
-		return 0, err
-	}
-	defer start.Close()
-	end, err := f.d.NewEvent(true)
-	if err != nil {
-		return 0, err
-	}
-	defer end.Close()
-	if err := start.Record(f.s); err != nil {
-		return 0, err
-	}
-	if err := fn(); err != nil {
-		return 0, err
-	}
-	if err := end.Record(f.s); err != nil {
-		return 0, err
-	}
-	if err := end.Synchronize(); err != nil {
-		return 0, err
-	}
-	ms, err := launch.Elapsed(start, end)
-	return float64(ms), err
-}
+func (f *fixture) timed(fn func() error) (float64, error) { return benchhead.StreamMS(f.d, f.s, fn) }
 
 func (f *fixture) poison(k int) error {
 	o := f.out[k]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/edge"
+	"github.com/rayd-go/rayd/internal/benchhead"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -132,32 +133,7 @@ func (f *fixture) launchRange(b *batch, lo, hi, k int, brute bool) error {
 }
 
 // timed launches fn between two events and returns the milliseconds.
-func (f *fixture) timed(fn func() error) (float64, error) {
-	start, err := f.d.NewEvent(true)
-	if err != nil {
-		return 0, err
-	}
-	defer start.Close()
-	end, err := f.d.NewEvent(true)
-	if err != nil {
-		return 0, err
-	}
-	defer end.Close()
-	if err := start.Record(f.s); err != nil {
-		return 0, err
-	}
-	if err := fn(); err != nil {
-		return 0, err
-	}
-	if err := end.Record(f.s); err != nil {
-		return 0, err
-	}
-	if err := end.Synchronize(); err != nil {
-		return 0, err
-	}
-	ms, err := launch.Elapsed(start, end)
-	return float64(ms), err
-}
+func (f *fixture) timed(fn func() error) (float64, error) { return benchhead.StreamMS(f.d, f.s, fn) }
 
 // time runs warm-up and timed rounds, every batch once per round.
 func (f *fixture) time(bs []*batch, warmup, rounds int) ([][]float64, error) {
