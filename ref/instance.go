@@ -159,18 +159,10 @@ func (s *InstancedScene) Intersect(ctx context.Context, o, d, tmax []float32, ac
 }
 
 func (s *InstancedScene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active []bool) {
-	if len(active) > 0 && !active[i] {
+	oi, di, tm, ok := rayRow(i, o, d, tmax, active)
+	if !ok {
 		h.SetMiss(i)
 		return
-	}
-	oi, di := row3(o, i), row3(d, i)
-	if !geom.IsFinite3(oi) || !geom.IsFinite3(di) {
-		h.SetMiss(i)
-		return
-	}
-	tm := geom.DefaultTMax
-	if len(tmax) > 0 {
-		tm = tmax[i]
 	}
 	hit, ok := s.closest(oi, di, geom.TMin, tm)
 	if !ok {

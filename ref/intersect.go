@@ -69,21 +69,31 @@ func (s *Scene) IntersectLimitsContext(ctx context.Context, o, d, tmax []float32
 	return h, nil
 }
 
+// rayRow reads row i of an intersect batch: its origin, direction and
+// tmax (geom.DefaultTMax without a tmax column); ok is false for an
+// inactive row or one with a non-finite origin or direction (a miss).
+func rayRow(i int, o, d, tmax []float32, active []bool) (oi, di [3]float32, tm float32, ok bool) {
+	if len(active) > 0 && !active[i] {
+		return oi, di, 0, false
+	}
+	oi, di = row3(o, i), row3(d, i)
+	if !geom.IsFinite3(oi) || !geom.IsFinite3(di) {
+		return oi, di, 0, false
+	}
+	tm = geom.DefaultTMax
+	if len(tmax) > 0 {
+		tm = tmax[i]
+	}
+	return oi, di, tm, true
+}
+
 // intersectRow traces row i and writes its hit, or the miss record, into
 // h (h starts zeroed).
 func (s *Scene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active []bool, lim geom.RayLimits) {
-	if len(active) > 0 && !active[i] {
+	oi, di, tm, ok := rayRow(i, o, d, tmax, active)
+	if !ok {
 		h.SetMiss(i)
 		return
-	}
-	oi, di := row3(o, i), row3(d, i)
-	if !geom.IsFinite3(oi) || !geom.IsFinite3(di) {
-		h.SetMiss(i)
-		return
-	}
-	tm := geom.DefaultTMax
-	if len(tmax) > 0 {
-		tm = tmax[i]
 	}
 	hit, ok := s.closest(oi, di, lim.TMinAt(i, geom.TMin), tm, lim.MaskAt(i))
 	if !ok {
