@@ -14,7 +14,7 @@ const ModuleInstance = "instance"
 
 // InstanceRecordWords is the size of one device instance record in 32-bit
 // words (6 float4): the 12 transform entries, the 9 inverse entries, the
-// geometry id and one reserved word for an instance mask.
+// geometry id and the instance mask (as uint32 bits).
 const InstanceRecordWords = 24
 
 // InstanceLayer is the device side of a scene with instances: one BVH per
@@ -102,7 +102,7 @@ func InstanceRecords(x *geom.Instances) []float32 {
 		copy(w[0:12], r.Transform[:])
 		copy(w[12:21], r.Inverse[:])
 		w[21] = math.Float32frombits(uint32(r.Geometry))
-		// w[22] is reserved for the instance mask; w[23] is padding.
+		w[22] = math.Float32frombits(uint32(r.Mask)) // read by the masked walk; w[23] is padding
 	}
 	return out
 }

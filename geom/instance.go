@@ -68,10 +68,14 @@ func TransformFrom4x4(m [16]float32) (Transform, error) {
 }
 
 // Instance places mesh Geometry of the scene in the world through
-// Transform. Several instances may share a geometry.
+// Transform. Several instances may share a geometry. Mask is the
+// instance's 8-bit visibility mask (nil: DefaultMask): a row sees the
+// instance only when its ray mask shares a bit with it (and, as on a
+// mesh-only scene, with the mask of the mesh hit).
 type Instance struct {
 	Geometry  int
 	Transform Transform
+	Mask      *uint8
 }
 
 // InstanceRecord is one instance as the queries read it: the geometry, the
@@ -82,9 +86,8 @@ type InstanceRecord struct {
 	Geometry  int32
 	Transform Transform
 	Inverse   [9]float32
-	// A per-instance visibility mask belongs here, next to Geometry: it
-	// travels with the record to every backend and is tested before the
-	// object-space ray is formed.
+	// Mask is the instance's visibility mask (DefaultMask unless set).
+	Mask uint8
 }
 
 // Instances is the instance table of a scene: one record per instance, in
@@ -117,7 +120,11 @@ func BuildInstances(t *Tables, in []Instance) (*Instances, error) {
 			err.Instance = i
 			return nil, err
 		}
-		x.Records[i] = InstanceRecord{Geometry: int32(inst.Geometry), Transform: inst.Transform, Inverse: inv}
+		m := DefaultMask
+		if inst.Mask != nil {
+			m = *inst.Mask
+		}
+		x.Records[i] = InstanceRecord{Geometry: int32(inst.Geometry), Transform: inst.Transform, Inverse: inv, Mask: m}
 	}
 	return x, nil
 }
