@@ -18,6 +18,9 @@ type Options struct {
 	// up to eight quantized children, MaxLeafSize ≤ WideMaxLeafSize; see
 	// WideNodeWords); 0 ⇒ chosen per build by AutoWidth.
 	Width int
+	// Fetch is how persistent launches hand rows to warps (FetchAuto:
+	// by the BVH's size against L2).
+	Fetch Fetch
 }
 
 // AutoWidth picks the node layout for n triangles on a device with l2Bytes
@@ -85,6 +88,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Width != 2 && o.Width != 4 && o.Width != 8 {
 		return o, fmt.Errorf("accel: Options.Width %d, want 2, 4 or 8", o.Width)
+	}
+	if o.Fetch < FetchAuto || o.Fetch > FetchDynamic {
+		return o, fmt.Errorf("accel: Options.Fetch %v, want FetchAuto, FetchBatch or FetchDynamic", o.Fetch)
 	}
 	if o.Width == 8 && o.MaxLeafSize > WideMaxLeafSize {
 		return o, fmt.Errorf("accel: Options.MaxLeafSize %d exceeds %d, the limit of Width 8", o.MaxLeafSize, WideMaxLeafSize)

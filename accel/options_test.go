@@ -1,6 +1,10 @@
 package accel
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rayd-go/rayd/launch"
+)
 
 func TestAutoWidthFollowsTheL2(t *testing.T) {
 	const l2 = 60 << 20
@@ -37,5 +41,25 @@ func TestAutoWidthWideThreshold(t *testing.T) {
 	}
 	if got, want := AutoWidth(2097152, l2), autoWidth(2097152, l2, AutoWideTriangles); got != want {
 		t.Errorf("AutoWidth = %d, autoWidth with AutoWideTriangles = %d", got, want)
+	}
+}
+
+func TestOptionsFetch(t *testing.T) {
+	for _, f := range []Fetch{FetchAuto, FetchBatch, FetchDynamic} {
+		o, err := Options{Fetch: f}.withDefaults()
+		if err != nil || o.Fetch != f {
+			t.Fatalf("Fetch %v: %v, kept %v", f, err, o.Fetch)
+		}
+	}
+	if _, err := (Options{Fetch: FetchDynamic + 1}).withDefaults(); err == nil {
+		t.Fatal("an unknown Fetch must be refused")
+	}
+	if got := []string{FetchAuto.String(), FetchBatch.String(), FetchDynamic.String(), Fetch(9).String()}; got[0] != "auto" || got[1] != "batch" || got[2] != "dynamic" || got[3] != "Fetch(9)" {
+		t.Fatalf("names %q", got)
+	}
+	// Without a device buffer as counter no launch fetches dynamically.
+	b := &BVH{opt: Options{Width: 4, Fetch: FetchDynamic}}
+	if b.dynamic(nil) || b.dynamic(launch.Null) {
+		t.Fatal("a launch without a counter must keep the batch kernels")
 	}
 }

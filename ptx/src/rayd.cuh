@@ -307,12 +307,95 @@ __device__ __forceinline__ void box_span(const Ray& r, float lox, float hix, flo
     tfar = fminf(fminf(fmaxf(ax, bx), fmaxf(ay, by)), fminf(fmaxf(az, bz), tcap));
 }
 
-// traverse walks the BVH from node 0 (Aila–Laine speculative while-while:
-// a lane that finds a leaf postpones it and keeps descending until every
-// lane of the warp holds a leaf; then the warp tests leaves together).
-// Closest mode orders children near-first and keeps the best hit in b; any
-// mode stops at the first hit (b.prim != 0xffffffff then). The stack holds
-// at most one entry per level; the build guarantees height ≤ RAYD_MAX_DEPTH.
+// Walk is one lane's resumable BVH walk: the stack, the current node and
+// the postponed leaf of traverse / traverse4. done() once the walk has
+// ended (every reachable leaf tested, or a hit found in any mode).
+template <int STACK>
+struct Walk {
+    int stack[STACK];
+    int sp, node, leaf;  // leaf >= 0: no postponed leaf
+    __device__ __forceinline__ void start() {
+        sp = 0;
+        stack[0] = RAYD_STACK_SENTINEL;
+        node = 0;
+        leaf = 0;
+    }
+    __device__ __forceinline__ void stop() {
+        node = RAYD_STACK_SENTINEL;
+        leaf = 0;
+    }
+    __device__ __forceinline__ bool done() const { return node == RAYD_STACK_SENTINEL; }
+};
+
+typedef Walk<RAYD_MAX_DEPTH + 1> Walk2;
+typedef Walk<RAYD_QUAD_STACK> Walk4;
+
+// leaf_phase tests the postponed leaf and every leaf that follows it
+// directly on the stack (the second loop of the while-while walk); it
+// returns true when an any-mode walk found its hit.
+template <bool ANY, class F>
+__device__ __forceinline__ bool leaf_phase(int* stack, int& sp, int& node, int& leaf, const float4* __restrict__ tris,
+                                           const Ray& r, float tmin, Best& b, const F& f) {
+    while (leaf < 0) {
+        if (test_leaf<ANY>(tris, leaf, r, tmin, b, f)) return true;
+        leaf = node;
+        if (node < 0) node = stack[sp--];
+    }
+    return false;
+}
+
+// node_phase2 is the first loop of traverse's while-while walk over child-pair
+// nodes
+// (Aila–Laine speculative traversal: a lane that finds a leaf postpones it
+// and keeps descending until every lane of the warp holds a leaf; then the
+// warp tests leaves together). Closest mode orders children near-first and
+// keeps the best hit in b; any mode stops at the first hit (b.prim !=
+// 0xffffffff then). The stack holds at most one entry per level; the build
+// guarantees height ≤ RAYD_MAX_DEPTH.
+template <bool ANY>
+__device__ __forceinline__ void node_phase2(int* stack, int& sp, int& node, int& leaf, const float4* __restrict__ nodes,
+                                            const Ray& r, float tmin, const Best& b) {
+    while ((unsigned int)node < (unsigned int)RAYD_STACK_SENTINEL) {
+        const float4* n = nodes + 4 * node;
+        float4 n0 = node_load(n + 0);
+        float4 n1 = node_load(n + 1);
+        float4 n2 = node_load(n + 2);
+        float4 n3 = node_load(n + 3);
+        int2 refs = make_int2(__float_as_int(n3.x), __float_as_int(n3.y));
+        float c0near, c0far, c1near, c1far;
+        box_span(r, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y, tmin, b.t, c0near, c0far);
+        box_span(r, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, tmin, b.t, c1near, c1far);
+        bool hit0 = c0near <= c0far;
+        bool hit1 = c1near <= c1far;
+        // Branch-free step (keeps the reference loads unconditional):
+        // descend into the nearer hit child, push the other one when
+        // both are hit, pop when none is.
+        bool swap = hit1 && (!hit0 || (!ANY && c1near < c0near));
+        int first = swap ? refs.y : refs.x;
+        int second = swap ? refs.x : refs.y;
+        int top = stack[sp];
+        if (hit0 && hit1) stack[++sp] = second;
+        bool any_hit = hit0 || hit1;
+        node = any_hit ? first : top;
+        sp -= any_hit ? 0 : 1;
+        if (node < 0 && leaf >= 0) {  // postpone the first leaf found
+            leaf = node;
+            node = stack[sp--];
+        }
+        if (!__any_sync(__activemask(), leaf >= 0)) break;
+    }
+}
+
+// step2 is one round (node phase, leaf phase) of traverse for a Walk.
+template <bool ANY, class F>
+__device__ __forceinline__ void step2(Walk2& w, const float4* __restrict__ nodes, const float4* __restrict__ tris,
+                                      const Ray& r, float tmin, Best& b, const F& f) {
+    node_phase2<ANY>(w.stack, w.sp, w.node, w.leaf, nodes, r, tmin, b);
+    if (leaf_phase<ANY>(w.stack, w.sp, w.node, w.leaf, tris, r, tmin, b, f)) w.stop();
+}
+
+// traverse walks the BVH of child-pair nodes from node 0 (node and leaf
+// phases until the walk ends).
 template <bool ANY, class F = NoFilter>
 __device__ __forceinline__ void traverse(const float4* __restrict__ nodes, const float4* __restrict__ tris,
                                          const Ray& r, float tmin, Best& b, const F& f = F()) {
@@ -322,40 +405,8 @@ __device__ __forceinline__ void traverse(const float4* __restrict__ nodes, const
     int node = 0;
     int leaf = 0;  // >= 0: no postponed leaf
     while (node != RAYD_STACK_SENTINEL) {
-        while ((unsigned int)node < (unsigned int)RAYD_STACK_SENTINEL) {
-            const float4* n = nodes + 4 * node;
-            float4 n0 = node_load(n + 0);
-            float4 n1 = node_load(n + 1);
-            float4 n2 = node_load(n + 2);
-            float4 n3 = node_load(n + 3);
-            int2 refs = make_int2(__float_as_int(n3.x), __float_as_int(n3.y));
-            float c0near, c0far, c1near, c1far;
-            box_span(r, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y, tmin, b.t, c0near, c0far);
-            box_span(r, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, tmin, b.t, c1near, c1far);
-            bool hit0 = c0near <= c0far;
-            bool hit1 = c1near <= c1far;
-            // Branch-free step (keeps the reference loads unconditional):
-            // descend into the nearer hit child, push the other one when
-            // both are hit, pop when none is.
-            bool swap = hit1 && (!hit0 || (!ANY && c1near < c0near));
-            int first = swap ? refs.y : refs.x;
-            int second = swap ? refs.x : refs.y;
-            int top = stack[sp];
-            if (hit0 && hit1) stack[++sp] = second;
-            bool any_hit = hit0 || hit1;
-            node = any_hit ? first : top;
-            sp -= any_hit ? 0 : 1;
-            if (node < 0 && leaf >= 0) {  // postpone the first leaf found
-                leaf = node;
-                node = stack[sp--];
-            }
-            if (!__any_sync(__activemask(), leaf >= 0)) break;
-        }
-        while (leaf < 0) {
-            if (test_leaf<ANY>(tris, leaf, r, tmin, b, f)) return;
-            leaf = node;
-            if (node < 0) node = stack[sp--];
-        }
+        node_phase2<ANY>(stack, sp, node, leaf, nodes, r, tmin, b);
+        if (leaf_phase<ANY>(stack, sp, node, leaf, tris, r, tmin, b, f)) return;
     }
 }
 
@@ -376,10 +427,71 @@ __device__ __forceinline__ void cas(unsigned int& ka, int& ra, unsigned int& kb,
     ra = q;
 }
 
-// traverse4 is traverse over quad nodes: the hit slots of a node are sorted
-// by entry distance (keys are the float bits of the positive entry t; a miss
-// is 0xffffffff), the nearest is descended into and the others are pushed,
-// farthest first. The stack holds at most three entries per quad level.
+// node_phase4 is the first loop of the while-while walk over quad nodes: the hit
+// slots of a node are sorted by entry distance (keys are the float bits of
+// the positive entry t; a miss is 0xffffffff), the nearest is descended
+// into and the others are pushed, farthest first. The stack holds at most
+// three entries per quad level.
+template <bool ANY>
+__device__ __forceinline__ void node_phase4(int* stack, int& sp, int& node, int& leaf, const float4* __restrict__ nodes,
+                                            const Ray& r, float tmin, const Best& b) {
+    while ((unsigned int)node < (unsigned int)RAYD_STACK_SENTINEL) {
+        const float4* n = nodes + 4 * node;
+        float4 h = node_load(n + 0);
+        float4 qa = node_load(n + 1);
+        float4 qb = node_load(n + 2);
+        float4 qc = node_load(n + 3);
+        unsigned int meta = __float_as_uint(h.w);
+        float sx = __fmul_rn(__uint_as_float((meta & 0xffu) << 23), r.ix);
+        float sy = __fmul_rn(__uint_as_float(((meta >> 8) & 0xffu) << 23), r.iy);
+        float sz = __fmul_rn(__uint_as_float(((meta >> 16) & 0xffu) << 23), r.iz);
+        float blx = fmaf(h.x, r.ix, r.nlx), bhx = fmaf(h.x, r.ix, r.nhx);
+        float bly = fmaf(h.y, r.iy, r.nly), bhy = fmaf(h.y, r.iy, r.nhy);
+        float blz = fmaf(h.z, r.iz, r.nlz), bhz = fmaf(h.z, r.iz, r.nhz);
+        unsigned int slots = meta >> 24;
+        unsigned int qlx = __float_as_uint(qa.x), qhx = __float_as_uint(qa.y);
+        unsigned int qly = __float_as_uint(qa.z), qhy = __float_as_uint(qa.w);
+        unsigned int qlz = __float_as_uint(qb.x), qhz = __float_as_uint(qb.y);
+        int ref[4] = {__float_as_int(qb.z), __float_as_int(qb.w), __float_as_int(qc.x), __float_as_int(qc.y)};
+        unsigned int key[4];
+#pragma unroll
+        for (unsigned int c = 0; c < 4; ++c) {
+            float ax = fmaf(byte_float(qlx, c), sx, blx), bx = fmaf(byte_float(qhx, c), sx, bhx);
+            float ay = fmaf(byte_float(qly, c), sy, bly), by = fmaf(byte_float(qhy, c), sy, bhy);
+            float az = fmaf(byte_float(qlz, c), sz, blz), bz = fmaf(byte_float(qhz, c), sz, bhz);
+            float tnear = fmaxf(fmaxf(fminf(ax, bx), fminf(ay, by)), fmaxf(fminf(az, bz), tmin));
+            float tfar = fminf(fminf(fmaxf(ax, bx), fmaxf(ay, by)), fminf(fmaxf(az, bz), b.t));
+            key[c] = (c < slots && tnear <= tfar) ? __float_as_uint(tnear) : 0xffffffffu;
+        }
+        cas(key[0], ref[0], key[1], ref[1]);
+        cas(key[2], ref[2], key[3], ref[3]);
+        cas(key[0], ref[0], key[2], ref[2]);
+        cas(key[1], ref[1], key[3], ref[3]);
+        cas(key[1], ref[1], key[2], ref[2]);
+        int top = stack[sp];
+        if (key[3] != 0xffffffffu) stack[++sp] = ref[3];
+        if (key[2] != 0xffffffffu) stack[++sp] = ref[2];
+        if (key[1] != 0xffffffffu) stack[++sp] = ref[1];
+        bool any_hit = key[0] != 0xffffffffu;
+        node = any_hit ? ref[0] : top;
+        sp -= any_hit ? 0 : 1;
+        if (node < 0 && leaf >= 0) {  // postpone the first leaf found
+            leaf = node;
+            node = stack[sp--];
+        }
+        if (!__any_sync(__activemask(), leaf >= 0)) break;
+    }
+}
+
+// step4 is one round (node phase, leaf phase) of traverse4 for a Walk.
+template <bool ANY, class F>
+__device__ __forceinline__ void step4(Walk4& w, const float4* __restrict__ nodes, const float4* __restrict__ tris,
+                                      const Ray& r, float tmin, Best& b, const F& f) {
+    node_phase4<ANY>(w.stack, w.sp, w.node, w.leaf, nodes, r, tmin, b);
+    if (leaf_phase<ANY>(w.stack, w.sp, w.node, w.leaf, tris, r, tmin, b, f)) w.stop();
+}
+
+// traverse4 is traverse over quad nodes.
 template <bool ANY, class F = NoFilter>
 __device__ __forceinline__ void traverse4(const float4* __restrict__ nodes, const float4* __restrict__ tris,
                                           const Ray& r, float tmin, Best& b, const F& f = F()) {
@@ -389,57 +501,8 @@ __device__ __forceinline__ void traverse4(const float4* __restrict__ nodes, cons
     int node = 0;
     int leaf = 0;
     while (node != RAYD_STACK_SENTINEL) {
-        while ((unsigned int)node < (unsigned int)RAYD_STACK_SENTINEL) {
-            const float4* n = nodes + 4 * node;
-            float4 h = node_load(n + 0);
-            float4 qa = node_load(n + 1);
-            float4 qb = node_load(n + 2);
-            float4 qc = node_load(n + 3);
-            unsigned int meta = __float_as_uint(h.w);
-            float sx = __fmul_rn(__uint_as_float((meta & 0xffu) << 23), r.ix);
-            float sy = __fmul_rn(__uint_as_float(((meta >> 8) & 0xffu) << 23), r.iy);
-            float sz = __fmul_rn(__uint_as_float(((meta >> 16) & 0xffu) << 23), r.iz);
-            float blx = fmaf(h.x, r.ix, r.nlx), bhx = fmaf(h.x, r.ix, r.nhx);
-            float bly = fmaf(h.y, r.iy, r.nly), bhy = fmaf(h.y, r.iy, r.nhy);
-            float blz = fmaf(h.z, r.iz, r.nlz), bhz = fmaf(h.z, r.iz, r.nhz);
-            unsigned int slots = meta >> 24;
-            unsigned int qlx = __float_as_uint(qa.x), qhx = __float_as_uint(qa.y);
-            unsigned int qly = __float_as_uint(qa.z), qhy = __float_as_uint(qa.w);
-            unsigned int qlz = __float_as_uint(qb.x), qhz = __float_as_uint(qb.y);
-            int ref[4] = {__float_as_int(qb.z), __float_as_int(qb.w), __float_as_int(qc.x), __float_as_int(qc.y)};
-            unsigned int key[4];
-#pragma unroll
-            for (unsigned int c = 0; c < 4; ++c) {
-                float ax = fmaf(byte_float(qlx, c), sx, blx), bx = fmaf(byte_float(qhx, c), sx, bhx);
-                float ay = fmaf(byte_float(qly, c), sy, bly), by = fmaf(byte_float(qhy, c), sy, bhy);
-                float az = fmaf(byte_float(qlz, c), sz, blz), bz = fmaf(byte_float(qhz, c), sz, bhz);
-                float tnear = fmaxf(fmaxf(fminf(ax, bx), fminf(ay, by)), fmaxf(fminf(az, bz), tmin));
-                float tfar = fminf(fminf(fmaxf(ax, bx), fmaxf(ay, by)), fminf(fmaxf(az, bz), b.t));
-                key[c] = (c < slots && tnear <= tfar) ? __float_as_uint(tnear) : 0xffffffffu;
-            }
-            cas(key[0], ref[0], key[1], ref[1]);
-            cas(key[2], ref[2], key[3], ref[3]);
-            cas(key[0], ref[0], key[2], ref[2]);
-            cas(key[1], ref[1], key[3], ref[3]);
-            cas(key[1], ref[1], key[2], ref[2]);
-            int top = stack[sp];
-            if (key[3] != 0xffffffffu) stack[++sp] = ref[3];
-            if (key[2] != 0xffffffffu) stack[++sp] = ref[2];
-            if (key[1] != 0xffffffffu) stack[++sp] = ref[1];
-            bool any_hit = key[0] != 0xffffffffu;
-            node = any_hit ? ref[0] : top;
-            sp -= any_hit ? 0 : 1;
-            if (node < 0 && leaf >= 0) {  // postpone the first leaf found
-                leaf = node;
-                node = stack[sp--];
-            }
-            if (!__any_sync(__activemask(), leaf >= 0)) break;
-        }
-        while (leaf < 0) {
-            if (test_leaf<ANY>(tris, leaf, r, tmin, b, f)) return;
-            leaf = node;
-            if (node < 0) node = stack[sp--];
-        }
+        node_phase4<ANY>(stack, sp, node, leaf, nodes, r, tmin, b);
+        if (leaf_phase<ANY>(stack, sp, node, leaf, tris, r, tmin, b, f)) return;
     }
 }
 
@@ -593,6 +656,84 @@ __device__ __forceinline__ long long next_batch(unsigned int* counter) {
     unsigned int base = 0;
     if ((threadIdx.x & 31u) == 0) base = atomicAdd(counter, 32u);
     return (long long)__shfl_sync(0xffffffffu, base, 0);
+}
+
+
+// Dynamic row fetching (Aila & Laine 2009, "dynamic fetch"), the
+// persistent launch of the width-2 and width-4 queries: each lane owns one
+// row at a time; a lane whose row is answered idles until at least
+// RAYD_DYN_REFILL lanes of its warp idle (or all do), and then the warp
+// takes that many rows from *counter with one atomic. Every round runs one
+// step (a node phase and a leaf phase of the while-while walk) for each
+// lane that holds a walk. A lane no longer waits for the longest row of a
+// 32-row batch, which is what bounds incoherent batches. Rows answer
+// exactly as in a one-row-per-thread walk: a closest hit under the
+// (t, prim) order and any-hit visibility do not depend on the order in
+// which leaves are tested.
+#define RAYD_DYN_REFILL 8
+
+template <int W> struct WalkOf;
+template <> struct WalkOf<2> { typedef Walk2 type; };
+template <> struct WalkOf<4> { typedef Walk4 type; };
+
+template <int W, bool ANY, class F>
+__device__ __forceinline__ void step_w(typename WalkOf<W>::type& w, const float4* __restrict__ nodes,
+                                       const float4* __restrict__ tris, const Ray& r, float tmin, Best& b, const F& f) {
+    if constexpr (W == 2) step2<ANY>(w, nodes, tris, r, tmin, b, f);
+    else step4<ANY>(w, nodes, tris, r, tmin, b, f);
+}
+
+// dyn_rows answers rows 0..n−1 taken from *counter (zeroed by the host)
+// with task T, which
+// holds one row's state: begin(j) loads row j and returns whether a walk
+// starts (with task.r, task.tmin, task.b and task.filter()); next() is
+// called when a walk (or a row that needed none) ends and returns whether
+// another walk of the same row starts (the bounces of a reflection chain);
+// when it returns false the row's outputs are written. Every lane of the
+// warp must call it (blockDim.x a multiple of 32).
+template <int W, bool ANY, class T>
+__device__ __forceinline__ void dyn_rows(const float4* __restrict__ nodes, const float4* __restrict__ tris, int n,
+                                         unsigned int* counter, T& task) {
+    const unsigned int lane = threadIdx.x & 31u;
+    const unsigned int below = (1u << lane) - 1u;
+    long long row = -1;
+    bool drained = false;  // warp-uniform: every row has been handed out
+    typename WalkOf<W>::type w;
+    w.stop();
+    for (;;) {
+        const unsigned int idle = __ballot_sync(0xffffffffu, row < 0);
+        if (!drained && (__popc(idle) >= RAYD_DYN_REFILL || idle == 0xffffffffu)) {
+            const unsigned int want = (unsigned int)__popc(idle);
+            unsigned int base = 0;
+            if (lane == 0) {
+                base = counter != nullptr ? atomicAdd(counter, want)
+                                          : (unsigned int)(blockIdx.x * blockDim.x + (threadIdx.x & ~31u));
+            }
+            base = __shfl_sync(0xffffffffu, base, 0);
+            // Without a counter a warp answers its own 32 rows (the grid
+            // covers n), fetched once while every lane idles.
+            drained = counter == nullptr || (long long)base + want >= (long long)n;
+            if (row < 0) {
+                const long long j = (long long)base + __popc(idle & below);
+                if (j < n) {
+                    row = j;
+                    if (task.begin(j)) w.start();
+                    else w.stop();
+                }
+            }
+        }
+        if (__ballot_sync(0xffffffffu, row >= 0) == 0u) {
+            if (drained) return;
+            continue;
+        }
+        if (row >= 0) {
+            if (!w.done()) step_w<W, ANY>(w, nodes, tris, task.r, task.tmin, task.b, task.filter());
+            if (w.done()) {
+                if (task.next()) w.start();
+                else row = -1;
+            }
+        }
+    }
 }
 
 }  // namespace rayd

@@ -214,7 +214,75 @@ __device__ __forceinline__ void compact_row(long long i, const float4* __restric
                         hit ? (unsigned int)b.slot : NO_PRIM);
 }
 
-template <int W, bool MASKED = false>
+// FilterOf is the traversal filter of the unmasked (NoFilter) and masked
+// (FaceMask) kernels.
+template <bool MASKED> struct FilterOf { typedef NoFilter type; };
+template <> struct FilterOf<true> { typedef FaceMask type; };
+
+// RowBase holds what every dyn_rows task hands the walk: the row, the ray,
+// the walk's tmin and best hit, and the masked variants' inputs.
+template <bool MASKED>
+struct RowBase {
+    Masks m;
+    long long i;
+    Ray r;
+    float tmin;
+    Best b;
+    __device__ __forceinline__ typename FilterOf<MASKED>::type filter() const {
+        if constexpr (MASKED) return row_filter(m, i);
+        else return NoFilter{};
+    }
+    __device__ __forceinline__ void clear_best(float t) {
+        b.t = t;
+        b.prim = NO_PRIM;
+        b.slot = -1;
+        b.u = 0.0f;
+        b.v = 0.0f;
+    }
+};
+
+// IntersectTask is intersect_row as a dyn_rows task; compact (the 16-byte
+// record of compact_row) when out_compact is set.
+template <bool MASKED>
+struct IntersectTask : RowBase<MASKED> {
+    const float4* __restrict__ tris;
+    int num_tris;
+    const float* __restrict__ o;
+    const float* __restrict__ d;
+    const float* __restrict__ tmax;
+    const unsigned char* __restrict__ active;
+    unsigned int flags;
+    float *out_t, *out_p, *out_n, *out_geo_n, *out_uv, *out_bary;
+    int *out_shape, *out_prim, *out_local, *out_global;
+    uint4* out_compact;
+    KnownRay ray;
+
+    __device__ __forceinline__ bool begin(long long j) {
+        this->i = j;
+        ray.o = load3(o, j);
+        ray.d = load3(d, j);
+        this->clear_best(tmax ? tmax[j] : RAYD_FLT_MAX);
+        const bool act = (active == nullptr || active[j] != 0) && num_tris > 0;
+        if (!(act && finite3(ray.o.x, ray.o.y, ray.o.z) && finite3(ray.d.x, ray.d.y, ray.d.z))) return false;
+        setup_ray(this->r, ray.o.x, ray.o.y, ray.o.z, ray.d.x, ray.d.y, ray.d.z);
+        this->tmin = MASKED ? row_tmin(this->m, j, RAYD_TMIN) : RAYD_TMIN;
+        return true;
+    }
+    __device__ __forceinline__ bool next() {
+        const Best& b = this->b;
+        const bool hit = b.prim != NO_PRIM;
+        if (out_compact) {
+            out_compact[this->i] = make_uint4(hit ? __float_as_uint(b.t) : 0x7f800000u, __float_as_uint(b.u),
+                                              __float_as_uint(b.v), hit ? (unsigned int)b.slot : NO_PRIM);
+        } else {
+            write_hit_record(this->i, hit, b.t, b.u, b.v, b.slot, ray, tris, flags, out_t, out_p, out_n, out_geo_n,
+                             out_uv, out_bary, out_shape, out_prim, out_local, out_global);
+        }
+        return false;
+    }
+};
+
+template <int W, bool MASKED = false, bool DYN = false>
 __device__ __forceinline__ void intersect_kernel(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
     const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
@@ -222,129 +290,284 @@ __device__ __forceinline__ void intersect_kernel(
     float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
     int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter,
     const Masks& m = Masks{}) {
-    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
-        long long i = base + (threadIdx.x & 31u);
-        if (i < n) {
-            intersect_row<W, MASKED>(i, nodes, tris, num_tris, o, d, tmax, active, flags, out_t, out_p, out_n, out_geo_n,
-                                     out_uv, out_bary, out_shape, out_prim, out_local, out_global, m);
+    if constexpr (DYN) {
+        IntersectTask<MASKED> task;
+        task.m = m;
+        task.tris = tris; task.num_tris = num_tris; task.o = o; task.d = d; task.tmax = tmax; task.active = active;
+        task.flags = flags; task.out_t = out_t; task.out_p = out_p; task.out_n = out_n; task.out_geo_n = out_geo_n;
+        task.out_uv = out_uv; task.out_bary = out_bary; task.out_shape = out_shape; task.out_prim = out_prim;
+        task.out_local = out_local; task.out_global = out_global; task.out_compact = nullptr;
+        dyn_rows<W, false>(nodes, tris, n, counter, task);
+    } else {
+        for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+            long long i = base + (threadIdx.x & 31u);
+            if (i < n) {
+                intersect_row<W, MASKED>(i, nodes, tris, num_tris, o, d, tmax, active, flags, out_t, out_p, out_n, out_geo_n,
+                                         out_uv, out_bary, out_shape, out_prim, out_local, out_global, m);
+            }
         }
     }
 }
 
-template <int W>
+template <int W, bool DYN = false>
 __device__ __forceinline__ void compact_kernel(const float4* __restrict__ nodes, const float4* __restrict__ tris,
                                                int num_tris, const float* __restrict__ o, const float* __restrict__ d,
                                                const float* __restrict__ tmax,
                                                const unsigned char* __restrict__ active, int n,
                                                uint4* __restrict__ out, unsigned int* counter) {
-    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
-        long long i = base + (threadIdx.x & 31u);
-        if (i < n) compact_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, out);
+    if constexpr (DYN) {
+        IntersectTask<false> task;
+        task.m = Masks{};
+        task.tris = tris; task.num_tris = num_tris; task.o = o; task.d = d; task.tmax = tmax; task.active = active;
+        task.out_compact = out;
+        dyn_rows<W, false>(nodes, tris, n, counter, task);
+    } else {
+        for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+            long long i = base + (threadIdx.x & 31u);
+            if (i < n) compact_row<W>(i, nodes, tris, num_tris, o, d, tmax, active, out);
+        }
     }
 }
 
-template <int W, bool MASKED = false>
+// reflect_step advances a reflection chain at hit point P with the unit
+// normal N facing the incoming direction: the image source I − (2((I−P)·N))·N,
+// the reflected direction dir − (2(dir·N))·N and the next origin
+// P + bias·dir.
+__device__ __forceinline__ void reflect_step(float3 P, float3 N, float3& img, float3& dir, float3& orig) {
+    float s = __fmul_rn(2.0f, dot3(__fsub_rn(img.x, P.x), __fsub_rn(img.y, P.y), __fsub_rn(img.z, P.z), N.x, N.y, N.z));
+    img = make_float3(__fsub_rn(img.x, __fmul_rn(s, N.x)), __fsub_rn(img.y, __fmul_rn(s, N.y)),
+                      __fsub_rn(img.z, __fmul_rn(s, N.z)));
+    float q = __fmul_rn(2.0f, dot3(dir.x, dir.y, dir.z, N.x, N.y, N.z));
+    dir = make_float3(__fsub_rn(dir.x, __fmul_rn(q, N.x)), __fsub_rn(dir.y, __fmul_rn(q, N.y)),
+                      __fsub_rn(dir.z, __fmul_rn(q, N.z)));
+    orig = make_float3(__fadd_rn(P.x, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.x)),
+                       __fadd_rn(P.y, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.y)),
+                       __fadd_rn(P.z, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.z)));
+}
+
+// ReflectionsTask is one row of reflections_kernel as a dyn_rows task:
+// one walk per bounce, the chain's state between them.
+template <bool MASKED>
+struct ReflectionsTask : RowBase<MASKED> {
+    const float4* __restrict__ tris;
+    int num_tris;
+    const float* __restrict__ o;
+    const float* __restrict__ d;
+    const float* __restrict__ tmax;
+    const unsigned char* __restrict__ active;
+    int max_bounces;
+    unsigned char* out_valid;
+    float* out_t;
+    int* out_prim;
+    float* out_images;
+    float3 orig, dir, img;
+    float tm0;
+    int bnc;
+    bool alive, tracing;
+
+    __device__ __forceinline__ void write_miss(long long slot) {
+        out_valid[slot] = 0;
+        out_t[slot] = RAYD_REFLECTION_MISS;
+        out_prim[slot] = -1;
+        if (out_images) store3(out_images, slot, 0.0f, 0.0f, 0.0f);
+    }
+    // bounce starts the walk of bounce bnc, or writes the remaining slots
+    // of a chain that has ended.
+    __device__ __forceinline__ bool bounce() {
+        for (; bnc < max_bounces; ++bnc) {
+            if (alive) {
+                this->clear_best(bnc == 0 ? tm0 : RAYD_REFLECTION_MISS);
+                setup_ray(this->r, orig.x, orig.y, orig.z, dir.x, dir.y, dir.z);
+                this->tmin = MASKED && bnc == 0 ? row_tmin(this->m, this->i, RAYD_MULTIPATH_TMIN) : RAYD_MULTIPATH_TMIN;
+                tracing = true;
+                return true;
+            }
+            write_miss(this->i * max_bounces + bnc);
+        }
+        tracing = false;
+        return false;
+    }
+    __device__ __forceinline__ bool begin(long long j) {
+        this->i = j;
+        orig = load3(o, j);
+        dir = load3(d, j);
+        img = orig;
+        alive = (active == nullptr || active[j] != 0) && num_tris > 0 && finite3(orig.x, orig.y, orig.z) &&
+                finite3(dir.x, dir.y, dir.z);
+        tm0 = RAYD_REFLECTION_MISS;
+        if (tmax) {
+            float x = tmax[j];
+            if (isfinite(x)) tm0 = x;
+        }
+        bnc = 0;
+        return bounce();
+    }
+    __device__ __forceinline__ bool next() {
+        if (!tracing) return false;
+        const Best& b = this->b;
+        const long long slot = this->i * max_bounces + bnc;
+        if (b.prim != NO_PRIM) {
+            float4 p0 = __ldg(&tris[3LL * b.slot + 0]);
+            float4 p1 = __ldg(&tris[3LL * b.slot + 1]);
+            float4 p2 = __ldg(&tris[3LL * b.slot + 2]);
+            float3 P = interpolate(p0, p1, p2, b.u, b.v);
+            float3 N = face_normal(p0, p1, p2, RAYD_REFLECTION_NORMAL_FLOOR);
+            if (dot3(dir.x, dir.y, dir.z, N.x, N.y, N.z) > 0.0f) N = make_float3(-N.x, -N.y, -N.z);
+            reflect_step(P, N, img, dir, orig);
+            out_valid[slot] = 1;
+            out_t[slot] = b.t;
+            out_prim[slot] = (int)b.prim;
+            if (out_images) store3(out_images, slot, img.x, img.y, img.z);
+        } else {
+            alive = false;
+            write_miss(slot);
+        }
+        ++bnc;
+        return bounce();
+    }
+};
+
+// VisibleTask is one row of visible_kernel as a dyn_rows task.
+template <bool MASKED>
+struct VisibleTask : RowBase<MASKED> {
+    int num_tris;
+    const float* __restrict__ start;
+    const float* __restrict__ end;
+    const unsigned char* __restrict__ active;
+    unsigned char* out;
+    unsigned char vis;
+    bool traced;
+
+    __device__ __forceinline__ bool begin(long long j) {
+        this->i = j;
+        traced = false;
+        vis = 1;
+        if (active != nullptr && active[j] == 0) {
+            vis = 0;
+            return false;
+        }
+        float3 a = load3(start, j), e = load3(end, j);
+        float tm;
+        if (num_tris > 0 && finite3(a.x, a.y, a.z) && finite3(e.x, e.y, e.z) && segment_setup(a, e, this->r, tm)) {
+            this->clear_best(tm);
+            this->tmin = RAYD_MULTIPATH_TMIN;
+            traced = true;
+        }
+        return traced;
+    }
+    __device__ __forceinline__ bool next() {
+        out[this->i] = traced ? (this->b.prim == NO_PRIM ? 1 : 0) : vis;
+        return false;
+    }
+};
+
+template <int W, bool MASKED = false, bool DYN = false>
 __device__ __forceinline__ void reflections_kernel(
     const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
     const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
     int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
     float* __restrict__ out_images, unsigned int* counter, const Masks& m = Masks{}) {
-    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
-        long long i = base + (threadIdx.x & 31u);
-        if (i >= n) continue;
-        float3 orig = load3(o, i), dir = load3(d, i);
-        float3 img = orig;
-        bool alive = (active == nullptr || active[i] != 0) && num_tris > 0 && finite3(orig.x, orig.y, orig.z) &&
-                     finite3(dir.x, dir.y, dir.z);
-        float tm0 = RAYD_REFLECTION_MISS;
-        if (tmax) {
-            float x = tmax[i];
-            if (isfinite(x)) tm0 = x;
-        }
-        for (int bnc = 0; bnc < max_bounces; ++bnc) {
-            long long slot = i * max_bounces + bnc;
-            if (alive) {
-                Best b;
-                b.t = bnc == 0 ? tm0 : RAYD_REFLECTION_MISS;
-                b.prim = NO_PRIM;
-                b.slot = -1;
-                b.u = 0.0f;
-                b.v = 0.0f;
-                Ray r;
-                setup_ray(r, orig.x, orig.y, orig.z, dir.x, dir.y, dir.z);
-                trace_masked<W, false, MASKED>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, i, m, bnc == 0, b);
-                if (b.prim != NO_PRIM) {
-                    float4 p0 = __ldg(&tris[3LL * b.slot + 0]);
-                    float4 p1 = __ldg(&tris[3LL * b.slot + 1]);
-                    float4 p2 = __ldg(&tris[3LL * b.slot + 2]);
-                    float3 P = interpolate(p0, p1, p2, b.u, b.v);
-                    float3 N = face_normal(p0, p1, p2, RAYD_REFLECTION_NORMAL_FLOOR);
-                    if (dot3(dir.x, dir.y, dir.z, N.x, N.y, N.z) > 0.0f) N = make_float3(-N.x, -N.y, -N.z);
-                    // Image source: I − (2((I−P)·N))·N.
-                    float s = __fmul_rn(2.0f, dot3(__fsub_rn(img.x, P.x), __fsub_rn(img.y, P.y), __fsub_rn(img.z, P.z),
-                                                   N.x, N.y, N.z));
-                    img = make_float3(__fsub_rn(img.x, __fmul_rn(s, N.x)), __fsub_rn(img.y, __fmul_rn(s, N.y)),
-                                      __fsub_rn(img.z, __fmul_rn(s, N.z)));
-                    out_valid[slot] = 1;
-                    out_t[slot] = b.t;
-                    out_prim[slot] = (int)b.prim;
-                    if (out_images) store3(out_images, slot, img.x, img.y, img.z);
-                    // Reflect: dir − (2(dir·N))·N; next origin P + bias·dir.
-                    float q = __fmul_rn(2.0f, dot3(dir.x, dir.y, dir.z, N.x, N.y, N.z));
-                    dir = make_float3(__fsub_rn(dir.x, __fmul_rn(q, N.x)), __fsub_rn(dir.y, __fmul_rn(q, N.y)),
-                                      __fsub_rn(dir.z, __fmul_rn(q, N.z)));
-                    orig = make_float3(__fadd_rn(P.x, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.x)),
-                                       __fadd_rn(P.y, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.y)),
-                                       __fadd_rn(P.z, __fmul_rn(RAYD_MULTIPATH_BIAS, dir.z)));
-                    continue;
-                }
-                alive = false;
+    if constexpr (DYN) {
+        ReflectionsTask<MASKED> task;
+        task.m = m;
+        task.tris = tris; task.num_tris = num_tris; task.o = o; task.d = d; task.tmax = tmax; task.active = active;
+        task.max_bounces = max_bounces; task.out_valid = out_valid; task.out_t = out_t; task.out_prim = out_prim;
+        task.out_images = out_images;
+        dyn_rows<W, false>(nodes, tris, n, counter, task);
+    } else {
+        for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+            long long i = base + (threadIdx.x & 31u);
+            if (i >= n) continue;
+            float3 orig = load3(o, i), dir = load3(d, i);
+            float3 img = orig;
+            bool alive = (active == nullptr || active[i] != 0) && num_tris > 0 && finite3(orig.x, orig.y, orig.z) &&
+                         finite3(dir.x, dir.y, dir.z);
+            float tm0 = RAYD_REFLECTION_MISS;
+            if (tmax) {
+                float x = tmax[i];
+                if (isfinite(x)) tm0 = x;
             }
-            out_valid[slot] = 0;
-            out_t[slot] = RAYD_REFLECTION_MISS;
-            out_prim[slot] = -1;
-            if (out_images) store3(out_images, slot, 0.0f, 0.0f, 0.0f);
+            for (int bnc = 0; bnc < max_bounces; ++bnc) {
+                long long slot = i * max_bounces + bnc;
+                if (alive) {
+                    Best b;
+                    b.t = bnc == 0 ? tm0 : RAYD_REFLECTION_MISS;
+                    b.prim = NO_PRIM;
+                    b.slot = -1;
+                    b.u = 0.0f;
+                    b.v = 0.0f;
+                    Ray r;
+                    setup_ray(r, orig.x, orig.y, orig.z, dir.x, dir.y, dir.z);
+                    trace_masked<W, false, MASKED>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, i, m, bnc == 0, b);
+                    if (b.prim != NO_PRIM) {
+                        float4 p0 = __ldg(&tris[3LL * b.slot + 0]);
+                        float4 p1 = __ldg(&tris[3LL * b.slot + 1]);
+                        float4 p2 = __ldg(&tris[3LL * b.slot + 2]);
+                        float3 P = interpolate(p0, p1, p2, b.u, b.v);
+                        float3 N = face_normal(p0, p1, p2, RAYD_REFLECTION_NORMAL_FLOOR);
+                        if (dot3(dir.x, dir.y, dir.z, N.x, N.y, N.z) > 0.0f) N = make_float3(-N.x, -N.y, -N.z);
+                        reflect_step(P, N, img, dir, orig);
+                        out_valid[slot] = 1;
+                        out_t[slot] = b.t;
+                        out_prim[slot] = (int)b.prim;
+                        if (out_images) store3(out_images, slot, img.x, img.y, img.z);
+                        continue;
+                    }
+                    alive = false;
+                }
+                out_valid[slot] = 0;
+                out_t[slot] = RAYD_REFLECTION_MISS;
+                out_prim[slot] = -1;
+                if (out_images) store3(out_images, slot, 0.0f, 0.0f, 0.0f);
+            }
         }
     }
 }
 
-template <int W, bool MASKED = false>
+template <int W, bool MASKED = false, bool DYN = false>
 __device__ __forceinline__ void visible_kernel(const float4* __restrict__ nodes, const float4* __restrict__ tris,
                                                int num_tris, const float* __restrict__ start,
                                                const float* __restrict__ end, const unsigned char* __restrict__ active,
                                                int n, unsigned char* __restrict__ out, unsigned int* counter,
                                                const Masks& m = Masks{}) {
-    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
-        long long i = base + (threadIdx.x & 31u);
-        if (i >= n) continue;
-        if (active != nullptr && active[i] == 0) {
-            out[i] = 0;
-            continue;
-        }
-        float3 a = load3(start, i), e = load3(end, i);
-        unsigned char vis = 1;
-        if (num_tris > 0 && finite3(a.x, a.y, a.z) && finite3(e.x, e.y, e.z)) {
-            float Dx = __fsub_rn(e.x, a.x), Dy = __fsub_rn(e.y, a.y), Dz = __fsub_rn(e.z, a.z);
-            float L = __fsqrt_rn(dot3(Dx, Dy, Dz, Dx, Dy, Dz));
-            if (L > RAYD_MIN_SEGMENT) {
-                float dx = __fdiv_rn(Dx, L), dy = __fdiv_rn(Dy, L), dz = __fdiv_rn(Dz, L);
-                float ox = __fadd_rn(a.x, __fmul_rn(RAYD_MULTIPATH_BIAS, dx));
-                float oy = __fadd_rn(a.y, __fmul_rn(RAYD_MULTIPATH_BIAS, dy));
-                float oz = __fadd_rn(a.z, __fmul_rn(RAYD_MULTIPATH_BIAS, dz));
-                float tm = __fsub_rn(L, RAYD_MIN_SEGMENT);
-                Best b;
-                b.t = tm > 0.0f ? tm : 0.0f;
-                b.prim = NO_PRIM;
-                b.slot = -1;
-                b.u = 0.0f;
-                b.v = 0.0f;
-                Ray r;
-                setup_ray(r, ox, oy, oz, dx, dy, dz);
-                trace_masked<W, true, MASKED>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, i, m, false, b);
-                vis = b.prim == NO_PRIM ? 1 : 0;
+    if constexpr (DYN) {
+        VisibleTask<MASKED> task;
+        task.m = m;
+        task.num_tris = num_tris; task.start = start; task.end = end; task.active = active; task.out = out;
+        dyn_rows<W, true>(nodes, tris, n, counter, task);
+    } else {
+        for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+            long long i = base + (threadIdx.x & 31u);
+            if (i >= n) continue;
+            if (active != nullptr && active[i] == 0) {
+                out[i] = 0;
+                continue;
             }
+            float3 a = load3(start, i), e = load3(end, i);
+            unsigned char vis = 1;
+            if (num_tris > 0 && finite3(a.x, a.y, a.z) && finite3(e.x, e.y, e.z)) {
+                float Dx = __fsub_rn(e.x, a.x), Dy = __fsub_rn(e.y, a.y), Dz = __fsub_rn(e.z, a.z);
+                float L = __fsqrt_rn(dot3(Dx, Dy, Dz, Dx, Dy, Dz));
+                if (L > RAYD_MIN_SEGMENT) {
+                    float dx = __fdiv_rn(Dx, L), dy = __fdiv_rn(Dy, L), dz = __fdiv_rn(Dz, L);
+                    float ox = __fadd_rn(a.x, __fmul_rn(RAYD_MULTIPATH_BIAS, dx));
+                    float oy = __fadd_rn(a.y, __fmul_rn(RAYD_MULTIPATH_BIAS, dy));
+                    float oz = __fadd_rn(a.z, __fmul_rn(RAYD_MULTIPATH_BIAS, dz));
+                    float tm = __fsub_rn(L, RAYD_MIN_SEGMENT);
+                    Best b;
+                    b.t = tm > 0.0f ? tm : 0.0f;
+                    b.prim = NO_PRIM;
+                    b.slot = -1;
+                    b.u = 0.0f;
+                    b.v = 0.0f;
+                    Ray r;
+                    setup_ray(r, ox, oy, oz, dx, dy, dz);
+                    trace_masked<W, true, MASKED>(nodes, tris, num_tris, r, RAYD_MULTIPATH_TMIN, i, m, false, b);
+                    vis = b.prim == NO_PRIM ? 1 : 0;
+                }
+            }
+            out[i] = vis;
         }
-        out[i] = vis;
     }
 }
 
@@ -673,6 +896,137 @@ __global__ void __launch_bounds__(TRACE_THREADS) rayd_visible8(const float4* __r
                                                                const unsigned char* __restrict__ active, int n,
                                                                unsigned char* __restrict__ out, unsigned int* counter) {
     visible_kernel<8>(nodes, tris, num_tris, start, end, active, n, out, counter);
+}
+
+
+// The _dyn entry points: the same queries over 2- and 4-wide nodes with
+// dynamic row fetching (dyn_rows in rayd.cuh; same parameters, the
+// counter required). The host launches them for persistent launches on a
+// BVH larger than L2, where rows of a 32-row batch differ most in length.
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter) {
+    intersect_kernel<2, false, true>(INTERSECT_ARGS);
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect4_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter) {
+    intersect_kernel<4, false, true>(INTERSECT_ARGS);
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_compact_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    uint4* __restrict__ out, unsigned int* counter) {
+    compact_kernel<2, true>(nodes, tris, num_tris, o, d, tmax, active, n, out, counter);
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_compact4_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    uint4* __restrict__ out, unsigned int* counter) {
+    compact_kernel<4, true>(nodes, tris, num_tris, o, d, tmax, active, n, out, counter);
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter) {
+    reflections_kernel<2, false, true>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                          out_images, counter);
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections4_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter) {
+    reflections_kernel<4, false, true>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                          out_images, counter);
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible_dyn(const float4* __restrict__ nodes,
+                                                              const float4* __restrict__ tris, int num_tris,
+                                                              const float* __restrict__ start,
+                                                              const float* __restrict__ end,
+                                                              const unsigned char* __restrict__ active, int n,
+                                                              unsigned char* __restrict__ out, unsigned int* counter) {
+    visible_kernel<2, false, true>(nodes, tris, num_tris, start, end, active, n, out, counter);
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible4_dyn(const float4* __restrict__ nodes,
+                                                               const float4* __restrict__ tris, int num_tris,
+                                                               const float* __restrict__ start,
+                                                               const float* __restrict__ end,
+                                                               const unsigned char* __restrict__ active, int n,
+                                                               unsigned char* __restrict__ out, unsigned int* counter) {
+    visible_kernel<4, false, true>(nodes, tris, num_tris, start, end, active, n, out, counter);
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_masked_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter,
+    const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
+    const unsigned char* __restrict__ face_mask) {
+    intersect_kernel<2, true, true>(INTERSECT_ARGS, Masks{tmin, ray_mask, face_mask});
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_intersect_masked4_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    unsigned int flags, float* __restrict__ out_t, float* __restrict__ out_p, float* __restrict__ out_n,
+    float* __restrict__ out_geo_n, float* __restrict__ out_uv, float* __restrict__ out_bary, int* __restrict__ out_shape,
+    int* __restrict__ out_prim, int* __restrict__ out_local, int* __restrict__ out_global, unsigned int* counter,
+    const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
+    const unsigned char* __restrict__ face_mask) {
+    intersect_kernel<4, true, true>(INTERSECT_ARGS, Masks{tmin, ray_mask, face_mask});
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections_masked_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter, const float* __restrict__ tmin,
+    const unsigned char* __restrict__ ray_mask, const unsigned char* __restrict__ face_mask) {
+    reflections_kernel<2, true, true>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                                out_images, counter, Masks{tmin, ray_mask, face_mask});
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_trace_reflections_masked4_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ o,
+    const float* __restrict__ d, const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n,
+    int max_bounces, unsigned char* __restrict__ out_valid, float* __restrict__ out_t, int* __restrict__ out_prim,
+    float* __restrict__ out_images, unsigned int* counter, const float* __restrict__ tmin,
+    const unsigned char* __restrict__ ray_mask, const unsigned char* __restrict__ face_mask) {
+    reflections_kernel<4, true, true>(nodes, tris, num_tris, o, d, tmax, active, n, max_bounces, out_valid, out_t, out_prim,
+                                out_images, counter, Masks{tmin, ray_mask, face_mask});
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible_masked_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int n, unsigned char* __restrict__ out,
+    unsigned int* counter, const unsigned char* __restrict__ face_mask) {
+    visible_kernel<2, true, true>(nodes, tris, num_tris, start, end, active, n, out, counter,
+                            Masks{nullptr, nullptr, face_mask});
+}
+
+__global__ void __launch_bounds__(TRACE_THREADS) rayd_visible_masked4_dyn(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris, const float* __restrict__ start,
+    const float* __restrict__ end, const unsigned char* __restrict__ active, int n, unsigned char* __restrict__ out,
+    unsigned int* counter, const unsigned char* __restrict__ face_mask) {
+    visible_kernel<4, true, true>(nodes, tris, num_tris, start, end, active, n, out, counter,
+                            Masks{nullptr, nullptr, face_mask});
 }
 
 }  // extern "C"
