@@ -3,6 +3,7 @@ package accel
 import (
 	"fmt"
 
+	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -51,4 +52,18 @@ func (l *InstanceLayer) maskedFor(r Rays) bool {
 // maskArgs are the trailing arguments of the masked kernels for r.
 func (l *InstanceLayer) maskArgs(r Rays) []any {
 	return []any{nullable(r.TMin), nullable(r.Mask), nullable(l.meshMask)}
+}
+
+// FollowMeshMasks sets the mesh masks of t (geom.Tables.MaskOf, one per
+// mesh) on s when any differs from the default or the layer holds some;
+// otherwise it does nothing.
+func (l *InstanceLayer) FollowMeshMasks(s *launch.Stream, t *geom.Tables) error {
+	if t.MasksDefault() && l.meshMask == nil {
+		return nil
+	}
+	masks := make([]uint8, t.NumMeshes())
+	for m := range masks {
+		masks[m] = t.MaskOf(m)
+	}
+	return l.SetMeshMasks(s, masks)
 }
