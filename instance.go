@@ -2,7 +2,6 @@ package rayd
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/rayd-go/rayd/geom"
 )
@@ -45,8 +44,10 @@ func TransformFrom4x4(m [16]float32) (Transform, error) { return geom.TransformF
 // list is refused here.
 //
 // Which operations an instanced scene runs is listed in the README
-// ("Instances"): Intersect, UpdateVertices, SetInstanceTransform(s) and
-// Rebuild; the others return an *UnsupportedError naming the operation.
+// ("Instances"): Intersect (with Rays.TMin, Rays.Mask, the meshes' masks
+// and the instances' masks, SetInstanceMask), UpdateVertices,
+// SetInstanceTransform(s), SetMeshMask and Rebuild; the others return an
+// *UnsupportedError naming the operation.
 // Instanced scenes run on the CPU backend, on the CUDA BVH (BackendCUDA, a
 // two-level walk bitwise equal to the CPU reference) and on a replicated
 // scene of CUDA replicas (rows split across the replicas, each answering
@@ -90,7 +91,8 @@ func (s *Scene) NumInstances() int {
 }
 
 // Instances returns the scene's instances with their current transforms
-// (nil on a mesh-only scene); the slice is a copy.
+// and masks (Mask nil for DefaultMask; nil on a mesh-only scene); the
+// slice is a copy.
 func (s *Scene) Instances() []Instance {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -100,6 +102,9 @@ func (s *Scene) Instances() []Instance {
 	out := make([]Instance, s.inst.Len())
 	for i, r := range s.inst.Records {
 		out[i] = Instance{Geometry: int(r.Geometry), Transform: r.Transform}
+		if r.Mask != DefaultMask {
+			out[i].Mask = Mask(r.Mask)
+		}
 	}
 	return out
 }
@@ -126,7 +131,7 @@ func (s *Scene) SetInstanceTransforms(ctx context.Context, first int, t []Transf
 		return ErrClosed
 	}
 	if s.inst == nil {
-		return &geom.ArgumentError{Field: "instances", Reason: fmt.Sprintf("the scene has no instances (%d meshes)", s.tables.NumMeshes())}
+		return s.noInstances()
 	}
 	old := append([]geom.InstanceRecord(nil), s.inst.Records...)
 	if err := s.inst.SetTransforms(first, t); err != nil {

@@ -36,6 +36,7 @@ type InstanceLayer struct {
 	scale    float32
 	numInst  int
 	numNodes int
+	meshMask *launch.Buffer[uint8] // per geometry, nil while every mesh mask is the default (instance_masks.go)
 }
 
 // NewInstanceLayer builds one BVH per mesh of t (each over that mesh alone,
@@ -161,7 +162,9 @@ func (l *InstanceLayer) NumInstances() int { return l.numInst }
 
 // Intersect queues intersect over the instances for r on s and writes out
 // and inst (the instance id per row, −1 on a miss; may be nil). The record
-// is ref.InstancedScene's bit for bit. r.Counter is ignored.
+// is ref.InstancedScene's bit for bit (IntersectLimits with r.TMin and
+// r.Mask, the instances' masks and the mesh masks of SetMeshMasks).
+// r.Counter is ignored.
 func (l *InstanceLayer) Intersect(s *launch.Stream, r Rays, flags geom.Flags, out Hits, inst *launch.Buffer[int32]) error {
 	if err := checkIntersect(r, flags, out); err != nil {
 		return err
@@ -175,18 +178,23 @@ func (l *InstanceLayer) Intersect(s *launch.Stream, r Rays, flags geom.Flags, ou
 	return l.launchIntersect(streamRunner{s}, r, flags, out, inst)
 }
 
-// launchIntersect queues rayd_intersect_instanced(4) for checked arguments.
+// launchIntersect queues rayd_intersect_instanced(4), or its masked variant
+// while r carries limits or a mesh mask is set, for checked arguments.
 func (l *InstanceLayer) launchIntersect(run runner, r Rays, flags geom.Flags, out Hits, inst *launch.Buffer[int32]) error {
 	entry := "rayd_intersect_instanced"
+	args := []any{l.tlas, l.order, l.inst, int32(l.numInst), l.scale, l.geoPtrs, l.geoInfo,
+		r.O, r.D, nullable(r.TMax), nullable(r.Active), int32(r.N), uint32(flags),
+		out.T, nullable(out.P), nullable(out.N), nullable(out.GeoN), nullable(out.UV), nullable(out.Bary),
+		nullable(out.ShapeID), nullable(out.PrimID), nullable(out.LocalPrimID), nullable(out.GlobalPrimID), nullable(inst)}
+	if l.maskedFor(r) {
+		entry += "_masked"
+		args = append(args, l.maskArgs(r)...)
+	}
 	if l.width == 4 {
 		entry += "4"
 	}
 	k := &kernelLauncher{r: run, module: ModuleInstance}
-	k.run(entry, launch.Blocks(r.N, TraceThreads), launch.Threads(TraceThreads),
-		l.tlas, l.order, l.inst, int32(l.numInst), l.scale, l.geoPtrs, l.geoInfo,
-		r.O, r.D, nullable(r.TMax), nullable(r.Active), int32(r.N), uint32(flags),
-		out.T, nullable(out.P), nullable(out.N), nullable(out.GeoN), nullable(out.UV), nullable(out.Bary),
-		nullable(out.ShapeID), nullable(out.PrimID), nullable(out.LocalPrimID), nullable(out.GlobalPrimID), nullable(inst))
+	k.run(entry, launch.Blocks(r.N, TraceThreads), launch.Threads(TraceThreads), args...)
 	return k.err
 }
 
@@ -197,12 +205,12 @@ func (l *InstanceLayer) Close() error {
 		errs = append(errs, b.Close())
 	}
 	l.blas = nil
-	for _, c := range []interface{ Close() error }{l.geoPtrs, l.geoInfo, l.inst, l.tlas, l.order} {
+	for _, c := range []interface{ Close() error }{l.geoPtrs, l.geoInfo, l.inst, l.tlas, l.order, l.meshMask} {
 		if c != nil && !isNilBuffer(c) {
 			errs = append(errs, c.Close())
 		}
 	}
-	l.geoPtrs, l.geoInfo, l.inst, l.tlas, l.order = nil, nil, nil, nil, nil
+	l.geoPtrs, l.geoInfo, l.inst, l.tlas, l.order, l.meshMask = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -216,6 +224,8 @@ func isNilBuffer(c interface{ Close() error }) bool {
 	case *launch.Buffer[float32]:
 		return b == nil
 	case *launch.Buffer[uint32]:
+		return b == nil
+	case *launch.Buffer[uint8]:
 		return b == nil
 	}
 	return false

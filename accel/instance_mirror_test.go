@@ -69,18 +69,31 @@ func (s *slab32) span(lo, hi [3]float32, tmin, tcap float32) (float32, float32) 
 	return tn, tf
 }
 
+// mirrorLimits are a row's limits in the masked kernels: tmin, the ray
+// mask and the meshes' masks (nil: all default).
+type mirrorLimits struct {
+	tmin      float32
+	mask      uint8
+	meshMasks []uint8
+}
+
+var noLimits = mirrorLimits{tmin: geom.TMin, mask: geom.DefaultMask}
+
 // mirrorClosest is closest_instanced of instance.cu on the host: the same
 // node order, stack and pruning, with each instance's geometry walked by
 // the reference (which the GPU BLAS walk matches bit for bit).
-func mirrorClosest(tl *TLAS, x *geom.Instances, geos []*ref.Scene, faceOff []int32, o, d [3]float32, tmax float32) (t float32, inst, prim int32) {
+func mirrorClosest(tl *TLAS, x *geom.Instances, geos []*ref.Scene, faceOff []int32, o, d [3]float32, tmax float32, lim mirrorLimits) (t float32, inst, prim int32) {
 	best := struct {
 		t          float32
 		inst, prim int32
 	}{tmax, -1, -1}
 	testInst := func(id int32) {
 		rec := &x.Records[id]
+		if rec.Mask&lim.mask == 0 || (lim.meshMasks != nil && lim.meshMasks[rec.Geometry]&lim.mask == 0) {
+			return
+		}
 		oo, dd := geom.ObjectRay(rec, o, d)
-		h, ok := geos[rec.Geometry].Closest(oo, dd, geom.TMin, best.t)
+		h, ok := geos[rec.Geometry].Closest(oo, dd, lim.tmin, best.t)
 		if !ok {
 			return
 		}
@@ -105,8 +118,8 @@ func mirrorClosest(tl *TLAS, x *geom.Instances, geos []*ref.Scene, faceOff []int
 	node := int32(0)
 	for {
 		w := tl.Nodes[NodeWords*int(node) : NodeWords*int(node+1)]
-		tn0, tf0 := s.span([3]float32{f(w[0]), f(w[2]), f(w[8])}, [3]float32{f(w[1]), f(w[3]), f(w[9])}, geom.TMin, best.t)
-		tn1, tf1 := s.span([3]float32{f(w[4]), f(w[6]), f(w[10])}, [3]float32{f(w[5]), f(w[7]), f(w[11])}, geom.TMin, best.t)
+		tn0, tf0 := s.span([3]float32{f(w[0]), f(w[2]), f(w[8])}, [3]float32{f(w[1]), f(w[3]), f(w[9])}, lim.tmin, best.t)
+		tn1, tf1 := s.span([3]float32{f(w[4]), f(w[6]), f(w[10])}, [3]float32{f(w[5]), f(w[7]), f(w[11])}, lim.tmin, best.t)
 		c0, c1 := int32(w[12]), int32(w[13])
 		h0, h1 := tn0 <= tf0, tn1 <= tf1
 		if h0 && c0 < 0 {
@@ -182,7 +195,7 @@ func TestTLASWalkMirrorEqualsReference(t *testing.T) {
 		for i := range h.Len() {
 			oi := [3]float32{o[3*i], o[3*i+1], o[3*i+2]}
 			di := [3]float32{d[3*i], d[3*i+1], d[3*i+2]}
-			gt, gi, gp := mirrorClosest(tl, x, geos, tb.FaceOffset, oi, di, tmax[i])
+			gt, gi, gp := mirrorClosest(tl, x, geos, tb.FaceOffset, oi, di, tmax[i], noLimits)
 			if h.InstanceID[i] < 0 {
 				require.Equal(t, int32(-1), gi, "row %d: the mirror hit where the reference missed", i)
 				continue
@@ -194,4 +207,53 @@ func TestTLASWalkMirrorEqualsReference(t *testing.T) {
 		}
 		require.Positive(t, hits)
 	}
+}
+
+// The masked walk, mirrored: with per-row tmin (0 included, below the
+// boxes' default lower bound) and masks, instance masks and mesh masks,
+// the top level clipped at the row's tmin still finds exactly the
+// reference's winner.
+func TestTLASWalkMirrorWithLimitsEqualsReference(t *testing.T) {
+	r := testscene.Rand(t)
+	meshes := []geom.Mesh{testscene.Sphere([3]float32{0, 0, 0}, 0.4, 10, 8), testscene.Soup(r, 100, 0.6), gridMesh(6, 1)}
+	tb := tables(t, meshes...)
+	var geos []*ref.Scene
+	for _, m := range tb.Meshes() {
+		s, err := ref.NewScene(tables(t, m))
+		require.NoError(t, err)
+		geos = append(geos, s)
+	}
+	meshMasks := []uint8{0xFF, 0x03, 0x06}
+	for m, v := range meshMasks {
+		require.NoError(t, tb.SetMask(m, v))
+	}
+	in := testscene.RandomInstances(r, len(meshes), 120, 1.5)
+	in = append(in, in[1], in[1])
+	x, err := geom.BuildInstances(tb, in)
+	require.NoError(t, err)
+	for i, v := range testscene.RandomInstanceMasks(r, len(in)) {
+		require.NoError(t, x.SetMask(i, v))
+	}
+	lo, hi := ObjectBounds(tb)
+	tl := BuildTLAS(x, lo, hi)
+	want, err := ref.NewInstancedScene(context.Background(), tb, x)
+	require.NoError(t, err)
+	o, d, tmax := testscene.RandomRays(r, tb, 3000)
+	tmin, mask := testscene.RandomLimits(r, 3000, tmax)
+	h, err := want.IntersectLimits(context.Background(), o, d, tmax, nil, geom.RayLimits{TMin: tmin, Mask: mask}, geom.FlagGeometric)
+	require.NoError(t, err)
+	hits := 0
+	for i := range h.Len() {
+		oi := [3]float32{o[3*i], o[3*i+1], o[3*i+2]}
+		di := [3]float32{d[3*i], d[3*i+1], d[3*i+2]}
+		gt, gi, gp := mirrorClosest(tl, x, geos, tb.FaceOffset, oi, di, tmax[i], mirrorLimits{tmin[i], mask[i], meshMasks})
+		require.Equal(t, h.InstanceID[i], gi, "row %d instance", i)
+		if gi < 0 {
+			continue
+		}
+		hits++
+		require.Equal(t, h.PrimID[i], gp, "row %d face", i)
+		require.Equal(t, math.Float32bits(h.T[i]), math.Float32bits(gt), "row %d t", i)
+	}
+	require.Greater(t, hits, 200)
 }

@@ -86,7 +86,9 @@ type InstanceRecord struct {
 	Geometry  int32
 	Transform Transform
 	Inverse   [9]float32
-	// Mask is the instance's visibility mask (DefaultMask unless set).
+	// Mask is the instance's visibility mask: BuildInstances writes
+	// DefaultMask for a nil Instance.Mask; 0 (also the zero value of a
+	// record assembled by hand) hides the instance from every ray.
 	Mask uint8
 }
 

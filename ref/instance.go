@@ -17,7 +17,11 @@ import (
 // is mapped to object space by geom.ObjectRay (float32, fixed operation
 // order) and the geometry's BVH is walked with the watertight test over
 // [tmin, best t]. Because the direction is not renormalised, the object t
-// is the world t. The winner is the smallest t, then the lowest instance
+// is the world t. A row of visibility mask m sees instance i of geometry g
+// only when m shares a bit with the instance's mask (InstanceRecord.Mask)
+// and with the mesh mask of g (geom.Tables.MaskOf, read at every query):
+// both are tested before the object-space ray is formed, and an instance
+// that fails either is skipped as if absent. The winner is the smallest t, then the lowest instance
 // id, then the lowest face id: the answer does not depend on the order in
 // which instances or nodes are visited, so any traversal that culls
 // conservatively (a GPU top-level BVH over world boxes) returns it bit for
@@ -33,8 +37,9 @@ type InstancedScene struct {
 }
 
 // NewInstancedScene builds the reference over the scene's tables and
-// instance table (which it reads at every query: SetTransforms on inst
-// between queries is seen by the next one). With BruteForce every instance
+// instance table (which it reads at every query: SetTransforms on inst, a
+// new instance mask or a geom.Tables.SetMask between queries is seen by the
+// next one). With BruteForce every instance
 // tests every triangle of its geometry.
 func NewInstancedScene(ctx context.Context, t *geom.Tables, inst *geom.Instances, opts ...Option) (*InstancedScene, error) {
 	if t == nil || t.NumFaces() == 0 {
@@ -59,6 +64,9 @@ func NewInstancedScene(ctx context.Context, t *geom.Tables, inst *geom.Instances
 // current vertices.
 func (s *InstancedScene) loadGeometries(ctx context.Context, opts []Option) error {
 	for m, mesh := range s.tables.Meshes() {
+		// The mesh mask is tested per instance against the tables' current
+		// value; the geometry itself filters nothing.
+		mesh.Mask = nil
 		sub, err := geom.BuildTables([]geom.Mesh{mesh})
 		if err != nil {
 			return err
@@ -97,15 +105,32 @@ type InstanceHit struct {
 // Closest returns the closest hit of the world ray o + t·d with
 // t ∈ [tmin, tmax] (inclusive) over every instance.
 func (s *InstancedScene) Closest(o, d [3]float32, tmin, tmax float32) (InstanceHit, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.closest(o, d, tmin, tmax)
+	return s.ClosestMasked(o, d, tmin, tmax, geom.DefaultMask)
 }
 
-func (s *InstancedScene) closest(o, d [3]float32, tmin, tmax float32) (InstanceHit, bool) {
+// ClosestMasked is Closest for a ray of visibility mask mask: an instance
+// counts only when mask shares a bit with its mask and with its geometry's
+// mesh mask.
+func (s *InstancedScene) ClosestMasked(o, d [3]float32, tmin, tmax float32, mask uint8) (InstanceHit, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closest(o, d, tmin, tmax, mask)
+}
+
+// visibleTo reports whether instance record rec counts for a ray of mask
+// mask: it shares a bit with the instance's mask and with the mesh mask of
+// its geometry.
+func (s *InstancedScene) visibleTo(rec *geom.InstanceRecord, mask uint8) bool {
+	return rec.Mask&mask != 0 && s.tables.MaskOf(int(rec.Geometry))&mask != 0
+}
+
+func (s *InstancedScene) closest(o, d [3]float32, tmin, tmax float32, mask uint8) (InstanceHit, bool) {
 	best := InstanceHit{T: tmax, Prim: geom.InvalidID, Instance: geom.InvalidID}
 	for i := range s.inst.Records {
 		rec := &s.inst.Records[i]
+		if !s.visibleTo(rec, mask) {
+			continue // culled before the object-space ray is formed
+		}
 		oo, dd := geom.ObjectRay(rec, o, d)
 		h, ok := s.geos[rec.Geometry].closest(oo, dd, tmin, best.T, geom.DefaultMask)
 		if !ok {
@@ -129,8 +154,21 @@ func (s *InstancedScene) closest(o, d [3]float32, tmin, tmax float32) (InstanceH
 // the geometry's global and local face ids, and the instance id
 // (InstanceID, materialized with FlagGeometric).
 func (s *InstancedScene) Intersect(ctx context.Context, o, d, tmax []float32, active []bool, flags geom.Flags) (*geom.Hits, error) {
+	return s.IntersectLimits(ctx, o, d, tmax, active, geom.RayLimits{}, flags)
+}
+
+// IntersectLimits is Intersect with per-ray limits, as
+// Scene.IntersectLimitsContext on a mesh-only scene: row i accepts
+// t ∈ [lim.TMinAt(i, geom.TMin), tmax] and sees only the instances whose
+// mask and whose geometry's mesh mask share a bit with lim.MaskAt(i).
+// Empty limits give Intersect's answer bitwise. Errors add those of
+// geom.CheckRayLimits.
+func (s *InstancedScene) IntersectLimits(ctx context.Context, o, d, tmax []float32, active []bool, lim geom.RayLimits, flags geom.Flags) (*geom.Hits, error) {
 	n, err := geom.CheckRays(o, d, tmax, active)
 	if err != nil {
+		return nil, err
+	}
+	if err := geom.CheckRayLimits(n, tmax, lim); err != nil {
 		return nil, err
 	}
 	if !flags.Valid() {
@@ -150,7 +188,7 @@ func (s *InstancedScene) Intersect(ctx context.Context, o, d, tmax []float32, ac
 	defer s.mu.RUnlock()
 	if err := parallelRows(ctx, "intersect", n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s.intersectRow(h, i, o, d, tmax, active)
+			s.intersectRow(h, i, o, d, tmax, active, lim)
 		}
 	}); err != nil {
 		return nil, err
@@ -158,13 +196,13 @@ func (s *InstancedScene) Intersect(ctx context.Context, o, d, tmax []float32, ac
 	return h, nil
 }
 
-func (s *InstancedScene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active []bool) {
+func (s *InstancedScene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active []bool, lim geom.RayLimits) {
 	oi, di, tm, ok := rayRow(i, o, d, tmax, active)
 	if !ok {
 		h.SetMiss(i)
 		return
 	}
-	hit, ok := s.closest(oi, di, geom.TMin, tm)
+	hit, ok := s.closest(oi, di, lim.TMinAt(i, geom.TMin), tm, lim.MaskAt(i))
 	if !ok {
 		h.SetMiss(i)
 		return

@@ -54,3 +54,9 @@ func RandomMeshMasks(r *rand.Rand, meshes int) []uint8 {
 	}
 	return out
 }
+
+// RandomInstanceMasks draws a visibility mask per instance from the same
+// patterns, at least one of them not the default.
+func RandomInstanceMasks(r *rand.Rand, instances int) []uint8 {
+	return RandomMeshMasks(r, instances)
+}

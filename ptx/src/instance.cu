@@ -13,13 +13,26 @@
 //   tlas_order int[num_inst]     instance ids in leaf order
 //   inst       float4[6·num_inst] per instance: T[0..3], T[4..7], T[8..11],
 //                                Inv[0..3], Inv[4..7], {Inv[8], geometry
-//                                (int bits), reserved (instance mask), 0}
+//                                (int bits), instance mask (uint bits), 0}
 //   tlas_scale float             relative inflation of the world slab test's
 //                                origin term (the stored boxes carry theirs)
 //   geo_ptrs   u64[2·geometries] BLAS nodes and triangle records
 //   geo_info   int[2·geometries] BLAS triangle count, first global face id
 // The outputs are those of rayd_intersect plus out_inst (the instance id,
 // −1 on a miss); every row 0..n−1 is written.
+//
+// The masked variants (rayd_intersect_instanced_masked*) take three more
+// parameters, each may be null:
+//   tmin       float[n]          per-row interval start (null: RAYD_TMIN)
+//   ray_mask   uint8[n]          per-row visibility mask (null: 0xff)
+//   mesh_mask  uint8[geometries] the visibility mask of every geometry's
+//                                mesh (null: 0xff)
+// A row sees instance i of geometry g only when ray_mask & (the instance
+// mask, record word 22) and ray_mask & mesh_mask[g] are both non-zero; the
+// test runs before the object-space ray is formed. With all three null they
+// write bitwise what the unmasked kernels write: those read the instance
+// mask too, with the ray mask 0xff (an instance of mask 0 is never hit), so
+// instance masks alone never need the masked variants.
 #include "rayd.cuh"
 
 using namespace rayd;
@@ -29,6 +42,14 @@ using namespace rayd;
 #define INST_STACK 64
 
 namespace {
+
+// InstLimits is a row's limits: the interval start, the ray mask and the
+// geometries' mesh masks (unused unless MASKED).
+struct InstLimits {
+    float tmin;
+    unsigned int ray_mask;
+    const unsigned char* __restrict__ mesh_mask;
+};
 
 struct InstBest {
     float t, u, v;
@@ -52,15 +73,25 @@ __device__ __forceinline__ float row3(float a, float b, float c, float x, float 
 }
 
 // test_instance walks the BLAS of instance id for the world ray (o, d) and
-// keeps its closest hit in best under the (t, instance, face) order.
-template <int W>
+// keeps its closest hit in best under the (t, instance, face) order. An
+// instance whose mask shares no bit with the row's mask (0xff unless
+// MASKED: only an instance of mask 0 is skipped) or, when MASKED, whose
+// geometry's mesh mask shares none is skipped before the object-space ray
+// is formed; when MASKED the BLAS walk starts at lim.tmin.
+template <int W, bool MASKED>
 __device__ __forceinline__ void test_instance(int id, const float4* __restrict__ inst,
                                               const unsigned long long* __restrict__ geo_ptrs,
-                                              const int* __restrict__ geo_info, float3 o, float3 d, InstBest& best) {
+                                              const int* __restrict__ geo_info, float3 o, float3 d,
+                                              const InstLimits& lim, InstBest& best) {
+    if (MASKED) {
+        const float4 w = __ldg(&inst[6LL * id + 5]);  // {Inv[8], geometry, instance mask, 0}
+        if ((__float_as_uint(w.z) & lim.ray_mask) == 0u) return;
+        if (lim.mesh_mask && ((unsigned int)__ldg(&lim.mesh_mask[__float_as_int(w.y)]) & lim.ray_mask) == 0u) return;
+    }
     const float4 r0 = __ldg(&inst[6LL * id + 0]), r1 = __ldg(&inst[6LL * id + 1]), r2 = __ldg(&inst[6LL * id + 2]);
     const float4 i0 = __ldg(&inst[6LL * id + 3]), i1 = __ldg(&inst[6LL * id + 4]), i2 = __ldg(&inst[6LL * id + 5]);
+    if (!MASKED && (__float_as_uint(i2.z) & 0xffu) == 0u) return;
     const int geo = __float_as_int(i2.y);
-    // The instance mask, when there is one, is tested here (i2.z).
     const float qx = __fsub_rn(o.x, r0.w), qy = __fsub_rn(o.y, r1.w), qz = __fsub_rn(o.z, r2.w);
     const float ox = row3(i0.x, i0.y, i0.z, qx, qy, qz);
     const float oy = row3(i0.w, i1.x, i1.y, qx, qy, qz);
@@ -80,29 +111,33 @@ __device__ __forceinline__ void test_instance(int id, const float4* __restrict__
     b.slot = -1;
     b.u = 0.0f;
     b.v = 0.0f;
-    trace_ray<W, false>(nodes, tris, num_tris, r, RAYD_TMIN, b);
+    trace_ray<W, false>(nodes, tris, num_tris, r, MASKED ? lim.tmin : RAYD_TMIN, b);
     if (b.prim == INST_NO_PRIM) return;
     if (best.inst < 0 || b.t < best.t || (b.t == best.t && id < best.inst)) {
         best.t = b.t; best.u = b.u; best.v = b.v; best.slot = b.slot; best.inst = id; best.geo = geo;
     }
 }
 
-template <int W>
+template <int W, bool MASKED>
 __device__ __forceinline__ void test_tlas_leaf(int ref, const int* __restrict__ order, const float4* __restrict__ inst,
                                                const unsigned long long* __restrict__ geo_ptrs,
-                                               const int* __restrict__ geo_info, float3 o, float3 d, InstBest& best) {
+                                               const int* __restrict__ geo_info, float3 o, float3 d,
+                                               const InstLimits& lim, InstBest& best) {
     unsigned int payload = ~(unsigned int)ref;
     int first = (int)(payload >> RAYD_LEAF_COUNT_BITS);
     int end = first + (int)(payload & ((1u << RAYD_LEAF_COUNT_BITS) - 1u)) + 1;
-    for (int k = first; k < end; ++k) test_instance<W>(order[k], inst, geo_ptrs, geo_info, o, d, best);
+    for (int k = first; k < end; ++k) test_instance<W, MASKED>(order[k], inst, geo_ptrs, geo_info, o, d, lim, best);
 }
 
-// closest_instanced: the top-level walk, nearer child first.
-template <int W>
+// closest_instanced: the top-level walk, nearer child first (boxes clipped
+// to [tmin, best t], tmin the row's when MASKED).
+template <int W, bool MASKED>
 __device__ __forceinline__ void closest_instanced(const float4* __restrict__ tlas, const int* __restrict__ order,
                                                   const float4* __restrict__ inst, float tlas_scale,
                                                   const unsigned long long* __restrict__ geo_ptrs,
-                                                  const int* __restrict__ geo_info, float3 o, float3 d, InstBest& best) {
+                                                  const int* __restrict__ geo_info, float3 o, float3 d,
+                                                  const InstLimits& lim, InstBest& best) {
+    const float tmin = MASKED ? lim.tmin : RAYD_TMIN;
     Ray wr;
     setup_ray(wr, o.x, o.y, o.z, d.x, d.y, d.z);
     const float m = max2(max2(fabsf(o.x), fabsf(o.y)), fabsf(o.z));
@@ -121,12 +156,12 @@ __device__ __forceinline__ void closest_instanced(const float4* __restrict__ tla
         const float4 n0 = __ldg(&tlas[4 * node + 0]), n1 = __ldg(&tlas[4 * node + 1]);
         const float4 n2 = __ldg(&tlas[4 * node + 2]), n3 = __ldg(&tlas[4 * node + 3]);
         float tn0, tf0, tn1, tf1;
-        box_span(wr, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y, RAYD_TMIN, best.t, tn0, tf0);
-        box_span(wr, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, RAYD_TMIN, best.t, tn1, tf1);
+        box_span(wr, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y, tmin, best.t, tn0, tf0);
+        box_span(wr, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, tmin, best.t, tn1, tf1);
         const int c0 = __float_as_int(n3.x), c1 = __float_as_int(n3.y);
         bool h0 = tn0 <= tf0, h1 = tn1 <= tf1;
-        if (h0 && c0 < 0) { test_tlas_leaf<W>(c0, order, inst, geo_ptrs, geo_info, o, d, best); h0 = false; }
-        if (h1 && c1 < 0) { test_tlas_leaf<W>(c1, order, inst, geo_ptrs, geo_info, o, d, best); h1 = false; }
+        if (h0 && c0 < 0) { test_tlas_leaf<W, MASKED>(c0, order, inst, geo_ptrs, geo_info, o, d, lim, best); h0 = false; }
+        if (h1 && c1 < 0) { test_tlas_leaf<W, MASKED>(c1, order, inst, geo_ptrs, geo_info, o, d, lim, best); h1 = false; }
         if (h0 && h1) {
             const bool first0 = tn0 <= tn1;
             if (sp < INST_STACK) {
@@ -148,7 +183,7 @@ __device__ __forceinline__ void closest_instanced(const float4* __restrict__ tla
     }
 }
 
-template <int W>
+template <int W, bool MASKED = false>
 __device__ __forceinline__ void instanced_kernel(
     const float4* __restrict__ tlas, const int* __restrict__ order, const float4* __restrict__ inst, int num_inst,
     float tlas_scale, const unsigned long long* __restrict__ geo_ptrs, const int* __restrict__ geo_info,
@@ -156,7 +191,9 @@ __device__ __forceinline__ void instanced_kernel(
     const unsigned char* __restrict__ active, int n, unsigned int flags, float* __restrict__ out_t,
     float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
     float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
-    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst) {
+    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst,
+    const float* __restrict__ tmin = nullptr, const unsigned char* __restrict__ ray_mask = nullptr,
+    const unsigned char* __restrict__ mesh_mask = nullptr) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float3 oi = load3i(o, i), di = load3i(d, i);
@@ -164,8 +201,18 @@ __device__ __forceinline__ void instanced_kernel(
     b.t = tmax ? tmax[i] : RAYD_FLT_MAX;
     b.u = 0.0f; b.v = 0.0f; b.slot = -1; b.inst = -1; b.geo = -1;
     const bool act = (active == nullptr || active[i] != 0) && num_inst > 0;
-    if (act && finite3(oi.x, oi.y, oi.z) && finite3(di.x, di.y, di.z))
-        closest_instanced<W>(tlas, order, inst, tlas_scale, geo_ptrs, geo_info, oi, di, b);
+    if (act && finite3(oi.x, oi.y, oi.z) && finite3(di.x, di.y, di.z)) {
+        InstLimits lim;
+        lim.tmin = RAYD_TMIN;
+        lim.ray_mask = 0xffu;
+        lim.mesh_mask = nullptr;
+        if (MASKED) {
+            if (tmin) lim.tmin = tmin[i];
+            if (ray_mask) lim.ray_mask = (unsigned int)ray_mask[i];
+            lim.mesh_mask = mesh_mask;
+        }
+        closest_instanced<W, MASKED>(tlas, order, inst, tlas_scale, geo_ptrs, geo_info, oi, di, lim, b);
+    }
     const bool geo = (flags & 1u) != 0, shade = (flags & 2u) != 0, uvf = (flags & 4u) != 0;
     if (b.inst < 0) {
         out_t[i] = __int_as_float(0x7f800000);
@@ -252,4 +299,34 @@ extern "C" __global__ void __launch_bounds__(INST_THREADS) rayd_intersect_instan
     float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
     int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst) {
     instanced_kernel<4>(INSTANCED_ARGS);
+}
+
+// rayd_intersect_instanced_masked: rayd_intersect_instanced with per-row
+// tmin and ray masks, the instances' masks and the meshes' masks.
+extern "C" __global__ void __launch_bounds__(INST_THREADS) rayd_intersect_instanced_masked(
+    const float4* __restrict__ tlas, const int* __restrict__ order, const float4* __restrict__ inst, int num_inst,
+    float tlas_scale, const unsigned long long* __restrict__ geo_ptrs, const int* __restrict__ geo_info,
+    const float* __restrict__ o, const float* __restrict__ d, const float* __restrict__ tmax,
+    const unsigned char* __restrict__ active, int n, unsigned int flags, float* __restrict__ out_t,
+    float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
+    float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
+    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst,
+    const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
+    const unsigned char* __restrict__ mesh_mask) {
+    instanced_kernel<2, true>(INSTANCED_ARGS, tmin, ray_mask, mesh_mask);
+}
+
+// rayd_intersect_instanced_masked4: rayd_intersect_instanced_masked over
+// quad-node BLASes.
+extern "C" __global__ void __launch_bounds__(INST_THREADS) rayd_intersect_instanced_masked4(
+    const float4* __restrict__ tlas, const int* __restrict__ order, const float4* __restrict__ inst, int num_inst,
+    float tlas_scale, const unsigned long long* __restrict__ geo_ptrs, const int* __restrict__ geo_info,
+    const float* __restrict__ o, const float* __restrict__ d, const float* __restrict__ tmax,
+    const unsigned char* __restrict__ active, int n, unsigned int flags, float* __restrict__ out_t,
+    float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
+    float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
+    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst,
+    const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
+    const unsigned char* __restrict__ mesh_mask) {
+    instanced_kernel<4, true>(INSTANCED_ARGS, tmin, ray_mask, mesh_mask);
 }

@@ -20,7 +20,7 @@ func (e *Engine) SetInstances(ctx context.Context, inst *geom.Instances) error {
 }
 
 // UpdateInstances has nothing to do: the reference reads the transforms
-// from the table at every query.
+// and the instance masks from the table at every query.
 func (e *Engine) UpdateInstances(ctx context.Context, first, n int) error {
 	if e.inst == nil {
 		return engine.Unsupported(e.Describe(), "UpdateInstances", "the scene has no instances")
@@ -28,12 +28,14 @@ func (e *Engine) UpdateInstances(ctx context.Context, first, n int) error {
 	return ctx.Err()
 }
 
-// IntersectInstanced runs the reference's instanced intersect.
+// IntersectInstanced runs the reference's instanced intersect with the
+// rows' limits (tmin, ray mask), the instances' masks and the meshes'
+// masks (the reference reads the last two at every query).
 func (e *Engine) IntersectInstanced(ctx context.Context, r engine.Rays, flags geom.Flags) (*geom.Hits, error) {
 	if e.inst == nil {
 		return nil, engine.Unsupported(e.Describe(), "IntersectInstanced", "the scene has no instances")
 	}
-	return e.inst.Intersect(ctx, r.Origins, r.Directions, r.TMax, r.Active, flags)
+	return e.inst.IntersectLimits(ctx, r.Origins, r.Directions, r.TMax, r.Active, r.Limits(), flags)
 }
 
 // InstanceTransformVJP runs the reference's transform VJP.

@@ -30,6 +30,12 @@ func (e *Engine) SetInstances(ctx context.Context, x *geom.Instances) error {
 	if err != nil {
 		return err
 	}
+	if err := l.FollowMeshMasks(e.build, e.tables); err != nil {
+		return errors.Join(err, l.Close())
+	}
+	if err := e.build.Synchronize(); err != nil { // the queries' streams read the masks
+		return errors.Join(err, l.Close())
+	}
 	if e.inst != nil && e.inst.layer != nil {
 		if err := e.inst.layer.Close(); err != nil {
 			return errors.Join(err, l.Close())
@@ -40,7 +46,8 @@ func (e *Engine) SetInstances(ctx context.Context, x *geom.Instances) error {
 }
 
 // UpdateInstances rebuilds the top level from the table's transforms and
-// uploads it; the geometries' BVHs are untouched.
+// uploads it with the instance records (masks included); the geometries'
+// BVHs are untouched.
 func (e *Engine) UpdateInstances(ctx context.Context, _, _ int) error {
 	if e.inst == nil {
 		return engine.Unsupported(e.Describe(), "SetInstanceTransforms", "the scene has no instances")
@@ -54,8 +61,8 @@ func (e *Engine) UpdateInstances(ctx context.Context, _, _ int) error {
 	return e.build.Synchronize()
 }
 
-// IntersectInstanced runs the instanced intersect on a slot: upload,
-// launch, download.
+// IntersectInstanced runs the instanced intersect on a slot: upload (the
+// rows' limits included), launch, download.
 func (e *Engine) IntersectInstanced(ctx context.Context, r engine.Rays, flags geom.Flags) (*geom.Hits, error) {
 	if e.inst == nil {
 		return nil, engine.Unsupported(e.Describe(), "IntersectInstanced", "the scene has no instances")
@@ -70,6 +77,9 @@ func (e *Engine) IntersectInstanced(ctx context.Context, r engine.Rays, flags ge
 	}
 	var res *geom.Hits
 	err := e.withRays(ctx, r.Origins, r.Directions, r.TMax, r.Active, func(sl *slot, dr accel.Rays) error {
+		if err := e.uploadLimits(sl, r, &dr); err != nil {
+			return err
+		}
 		out, err := e.hitBuffers(sl, n, flags)
 		if err != nil {
 			return err

@@ -40,6 +40,9 @@ func (e *Engine) SetMeshMask(ctx context.Context, _ int, _ uint8) error {
 	if err := e.applyMasks(e.tr); err != nil {
 		return err
 	}
+	if err := e.followInstanceMasks(); err != nil {
+		return err
+	}
 	e.blockers.markMasksStale()
 	return e.build.Synchronize()
 }

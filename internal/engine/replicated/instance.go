@@ -62,6 +62,9 @@ func (e *Engine) SetInstances(ctx context.Context, x *geom.Instances) error {
 		if err != nil {
 			return errors.Join(err, s.Close(), in.close())
 		}
+		if err := l.FollowMeshMasks(s, e.tables); err != nil {
+			return errors.Join(err, l.Close(), s.Close(), in.close())
+		}
 		in.pos = append(in.pos, instancePos{s: s, layer: l})
 	}
 	old := e.inst
@@ -159,7 +162,8 @@ func splitRows(n int, w []float64, m int) []int {
 	return out
 }
 
-// intersectPart runs rows [lo, hi) of r on position p and writes them into h.
+// intersectPart runs rows [lo, hi) of r, with their limits (tmin, mask),
+// on position p and writes them into h.
 func intersectPart(p instancePos, r engine.Rays, flags geom.Flags, h *geom.Hits, lo, hi int) (err error) {
 	n := hi - lo
 	d := p.s.Device()
@@ -205,10 +209,23 @@ func intersectPart(p instancePos, r engine.Rays, flags geom.Flags, h *geom.Hits,
 		return b
 	}
 	dr := accel.Rays{O: f32(r.Origins[3*lo : 3*hi]), D: f32(r.Directions[3*lo : 3*hi]), N: n}
-	if r.TMax != nil {
+	if len(r.TMax) > 0 {
 		dr.TMax = f32(r.TMax[lo:hi])
 	}
-	if r.Active != nil && err == nil {
+	if len(r.TMin) > 0 {
+		dr.TMin = f32(r.TMin[lo:hi])
+	}
+	if len(r.Mask) > 0 && err == nil {
+		b, e := launch.Alloc[uint8](d, n)
+		if b != nil {
+			bufs = append(bufs, b)
+		}
+		if err = e; err == nil {
+			err = b.Upload(p.s, r.Mask[lo:hi])
+		}
+		dr.Mask = b
+	}
+	if len(r.Active) > 0 && err == nil {
 		a := make([]uint8, n)
 		for i, v := range r.Active[lo:hi] {
 			if v {

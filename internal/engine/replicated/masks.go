@@ -16,11 +16,14 @@ import (
 // replicas: while any mesh mask differs from the default they are refused
 // (an *UnsupportedError), never answered without the masks.
 
-// SetMeshMask broadcasts the mask change to every replica; a failed
-// broadcast poisons the layer (Rebuild recovers it, with the tables'
-// masks).
+// SetMeshMask broadcasts the mask change to every replica, and to every
+// position of the instance layer when there is one; a failed broadcast
+// poisons the layer (Rebuild recovers it, with the tables' masks).
 func (e *Engine) SetMeshMask(ctx context.Context, mesh int, mask uint8) error {
-	return e.poisonNote(e.l.Broadcast(ctx, shard.SetMeshMask{Mesh: mesh, Mask: mask}))
+	if err := e.poisonNote(e.l.Broadcast(ctx, shard.SetMeshMask{Mesh: mesh, Mask: mask})); err != nil {
+		return err
+	}
+	return e.followInstanceMasks()
 }
 
 // checkMeshMasks refuses op while any mesh mask differs from the default.
