@@ -164,7 +164,7 @@ func (l *InstanceLayer) NumInstances() int { return l.numInst }
 // and inst (the instance id per row, −1 on a miss; may be nil). The record
 // is ref.InstancedScene's bit for bit (IntersectLimits with r.TMin and
 // r.Mask, the instances' masks and the mesh masks of SetMeshMasks).
-// r.Counter is ignored.
+// r.Counter, when set, makes the launch persistent (as BVH.Intersect).
 func (l *InstanceLayer) Intersect(s *launch.Stream, r Rays, flags geom.Flags, out Hits, inst *launch.Buffer[int32]) error {
 	if err := checkIntersect(r, flags, out); err != nil {
 		return err
@@ -181,11 +181,23 @@ func (l *InstanceLayer) Intersect(s *launch.Stream, r Rays, flags geom.Flags, ou
 // launchIntersect queues rayd_intersect_instanced(4), or its masked variant
 // while r carries limits or a mesh mask is set, for checked arguments.
 func (l *InstanceLayer) launchIntersect(run runner, r Rays, flags geom.Flags, out Hits, inst *launch.Buffer[int32]) error {
+	grid, counter := launch.Blocks(r.N, TraceThreads), any(launch.Null)
+	if r.Counter != nil { // persistent warps, as BVH.Intersect
+		if err := run.memset32(r.Counter, 0); err != nil {
+			return err
+		}
+		blocks := r.PersistentBlocks
+		if blocks <= 0 {
+			blocks = 8 * max(l.dev.SMs(), 1)
+		}
+		grid, counter = launch.Blocks(blocks, 1), r.Counter
+	}
 	entry := "rayd_intersect_instanced"
 	args := []any{l.tlas, l.order, l.inst, int32(l.numInst), l.scale, l.geoPtrs, l.geoInfo,
 		r.O, r.D, nullable(r.TMax), nullable(r.Active), int32(r.N), uint32(flags),
 		out.T, nullable(out.P), nullable(out.N), nullable(out.GeoN), nullable(out.UV), nullable(out.Bary),
-		nullable(out.ShapeID), nullable(out.PrimID), nullable(out.LocalPrimID), nullable(out.GlobalPrimID), nullable(inst)}
+		nullable(out.ShapeID), nullable(out.PrimID), nullable(out.LocalPrimID), nullable(out.GlobalPrimID), nullable(inst),
+		counter}
 	if l.maskedFor(r) {
 		entry += "_masked"
 		args = append(args, l.maskArgs(r)...)
@@ -194,7 +206,7 @@ func (l *InstanceLayer) launchIntersect(run runner, r Rays, flags geom.Flags, ou
 		entry += "4"
 	}
 	k := &kernelLauncher{r: run, module: ModuleInstance}
-	k.run(entry, launch.Blocks(r.N, TraceThreads), launch.Threads(TraceThreads), args...)
+	k.run(entry, grid, launch.Threads(TraceThreads), args...)
 	return k.err
 }
 

@@ -19,9 +19,23 @@ import (
 // instancedDeviceHits runs the layer's intersect into a full record whose
 // every buffer is first poisoned with a NaN pattern, and downloads it with
 // the instance ids.
+// The persistent launch (a small grid of warps taking 32-row batches) must
+// write the same record: it is compared with the one-row-per-thread launch.
 func instancedDeviceHits(t *testing.T, s *launch.Stream, l *InstanceLayer, rb *rayBatch, flags geom.Flags) *geom.Hits {
 	t.Helper()
-	n := rb.dev.N
+	h := instancedRun(t, s, l, rb.dev, flags)
+	pr := rb.dev
+	pr.Counter, pr.PersistentBlocks = devOut[uint32](t, s, 1), 3
+	p := instancedRun(t, s, l, pr, flags)
+	compareHits(t, "persistent instanced intersect", p, h)
+	require.Equal(t, h.InstanceID, p.InstanceID, "persistent instanced intersect: instance ids")
+	return h
+}
+
+// instancedRun is one instanced intersect of r into poisoned outputs.
+func instancedRun(t *testing.T, s *launch.Stream, l *InstanceLayer, r Rays, flags geom.Flags) *geom.Hits {
+	t.Helper()
+	n := r.N
 	ids := devOut[int32](t, s, n)
 	h := deviceHits(t, s, n, flags, func(out Hits) error {
 		for _, b := range []*launch.Buffer[float32]{out.T, out.P, out.N, out.GeoN, out.UV, out.Bary} {
@@ -30,7 +44,7 @@ func instancedDeviceHits(t *testing.T, s *launch.Stream, l *InstanceLayer, rb *r
 		for _, b := range []*launch.Buffer[int32]{out.ShapeID, out.PrimID, out.LocalPrimID, out.GlobalPrimID, ids} {
 			require.NoError(t, b.Memset32(s, 0x7fc00bad))
 		}
-		return l.Intersect(s, rb.dev, flags, out, ids)
+		return l.Intersect(s, r, flags, out, ids)
 	})
 	if flags.Has(geom.FlagGeometric) {
 		h.InstanceID = download(t, s, ids, n)

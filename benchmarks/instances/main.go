@@ -171,7 +171,15 @@ func run(ordinal, rounds, warmup, sample, rays, count int, out string) error {
 		return b
 	}
 	n := rays
+	// Both intersects run persistent launches, as a CUDA scene runs them
+	// (the compute BVH, larger than L2, with dynamic row fetching).
 	dr := accel.Rays{O: f32(3 * n), D: f32(3 * n), N: n}
+	counter, err := launch.Alloc[uint32](d, 1)
+	if err != nil {
+		return err
+	}
+	bufs = append(bufs, counter)
+	dr.Counter = counter
 	full := func() accel.Hits {
 		return accel.Hits{T: f32(n), P: f32(3 * n), N: f32(3 * n), GeoN: f32(3 * n), UV: f32(2 * n), Bary: f32(3 * n),
 			ShapeID: i32(n), PrimID: i32(n), LocalPrimID: i32(n), GlobalPrimID: i32(n)}

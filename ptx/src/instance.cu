@@ -18,6 +18,7 @@
 //                                origin term (the stored boxes carry theirs)
 //   geo_ptrs   u64[2·geometries] BLAS nodes and triangle records
 //   geo_info   int[2·geometries] BLAS triangle count, first global face id
+//   counter    uint32[1] | null  the persistent launch of rayd_intersect
 // The outputs are those of rayd_intersect plus out_inst (the instance id,
 // −1 on a miss); every row 0..n−1 is written.
 //
@@ -183,8 +184,8 @@ __device__ __forceinline__ void closest_instanced(const float4* __restrict__ tla
     }
 }
 
-template <int W, bool MASKED = false>
-__device__ __forceinline__ void instanced_kernel(
+template <int W, bool MASKED>
+__device__ __forceinline__ void instanced_row(
     const float4* __restrict__ tlas, const int* __restrict__ order, const float4* __restrict__ inst, int num_inst,
     float tlas_scale, const unsigned long long* __restrict__ geo_ptrs, const int* __restrict__ geo_info,
     const float* __restrict__ o, const float* __restrict__ d, const float* __restrict__ tmax,
@@ -192,10 +193,8 @@ __device__ __forceinline__ void instanced_kernel(
     float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
     float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
     int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst,
-    const float* __restrict__ tmin = nullptr, const unsigned char* __restrict__ ray_mask = nullptr,
-    const unsigned char* __restrict__ mesh_mask = nullptr) {
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
+    const unsigned char* __restrict__ mesh_mask, long long i) {
     const float3 oi = load3i(o, i), di = load3i(d, i);
     InstBest b;
     b.t = tmax ? tmax[i] : RAYD_FLT_MAX;
@@ -271,13 +270,37 @@ __device__ __forceinline__ void instanced_kernel(
     if (uvf && out_uv) { out_uv[2 * i] = b.u; out_uv[2 * i + 1] = b.v; }
 }
 
+// instanced_kernel answers rows 0..n−1: one row per thread, or with a
+// counter the persistent warps' 32-row batches (first_batch, rayd.cuh).
+template <int W, bool MASKED = false>
+__device__ __forceinline__ void instanced_kernel(
+    const float4* __restrict__ tlas, const int* __restrict__ order, const float4* __restrict__ inst, int num_inst,
+    float tlas_scale, const unsigned long long* __restrict__ geo_ptrs, const int* __restrict__ geo_info,
+    const float* __restrict__ o, const float* __restrict__ d, const float* __restrict__ tmax,
+    const unsigned char* __restrict__ active, int n, unsigned int flags, float* __restrict__ out_t,
+    float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
+    float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
+    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst, unsigned int* counter,
+    const float* __restrict__ tmin = nullptr, const unsigned char* __restrict__ ray_mask = nullptr,
+    const unsigned char* __restrict__ mesh_mask = nullptr) {
+    for (long long base = first_batch(counter); base < n; base = next_batch(counter)) {
+        const long long i = base + (threadIdx.x & 31u);
+        if (i < n) {
+            instanced_row<W, MASKED>(tlas, order, inst, num_inst, tlas_scale, geo_ptrs, geo_info, o, d, tmax, active, n,
+                                     flags, out_t, out_p, out_n, out_geo_n, out_uv, out_bary, out_shape, out_prim,
+                                     out_local, out_global, out_inst, tmin, ray_mask, mesh_mask, i);
+        }
+    }
+}
+
 }  // namespace
 
 #define INSTANCED_ARGS                                                                                          \
     tlas, order, inst, num_inst, tlas_scale, geo_ptrs, geo_info, o, d, tmax, active, n, flags, out_t, out_p, \
-        out_n, out_geo_n, out_uv, out_bary, out_shape, out_prim, out_local, out_global, out_inst
+        out_n, out_geo_n, out_uv, out_bary, out_shape, out_prim, out_local, out_global, out_inst, counter
 
-// rayd_intersect_instanced: BLASes of child-pair nodes; one thread per row.
+// rayd_intersect_instanced: BLASes of child-pair nodes; one thread per row
+// (counter null) or persistent warps (counter as in rayd_intersect).
 extern "C" __global__ void __launch_bounds__(INST_THREADS) rayd_intersect_instanced(
     const float4* __restrict__ tlas, const int* __restrict__ order, const float4* __restrict__ inst, int num_inst,
     float tlas_scale, const unsigned long long* __restrict__ geo_ptrs, const int* __restrict__ geo_info,
@@ -285,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(INST_THREADS) rayd_intersect_instan
     const unsigned char* __restrict__ active, int n, unsigned int flags, float* __restrict__ out_t,
     float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
     float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
-    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst) {
+    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst, unsigned int* counter) {
     instanced_kernel<2>(INSTANCED_ARGS);
 }
 
@@ -297,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(INST_THREADS) rayd_intersect_instan
     const unsigned char* __restrict__ active, int n, unsigned int flags, float* __restrict__ out_t,
     float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
     float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
-    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst) {
+    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst, unsigned int* counter) {
     instanced_kernel<4>(INSTANCED_ARGS);
 }
 
@@ -310,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(INST_THREADS) rayd_intersect_instan
     const unsigned char* __restrict__ active, int n, unsigned int flags, float* __restrict__ out_t,
     float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
     float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
-    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst,
+    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst, unsigned int* counter,
     const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
     const unsigned char* __restrict__ mesh_mask) {
     instanced_kernel<2, true>(INSTANCED_ARGS, tmin, ray_mask, mesh_mask);
@@ -325,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(INST_THREADS) rayd_intersect_instan
     const unsigned char* __restrict__ active, int n, unsigned int flags, float* __restrict__ out_t,
     float* __restrict__ out_p, float* __restrict__ out_n, float* __restrict__ out_geo_n, float* __restrict__ out_uv,
     float* __restrict__ out_bary, int* __restrict__ out_shape, int* __restrict__ out_prim,
-    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst,
+    int* __restrict__ out_local, int* __restrict__ out_global, int* __restrict__ out_inst, unsigned int* counter,
     const float* __restrict__ tmin, const unsigned char* __restrict__ ray_mask,
     const unsigned char* __restrict__ mesh_mask) {
     instanced_kernel<4, true>(INSTANCED_ARGS, tmin, ray_mask, mesh_mask);

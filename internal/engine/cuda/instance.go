@@ -90,7 +90,6 @@ func (e *Engine) IntersectInstanced(ctx context.Context, r engine.Rays, flags ge
 				return err
 			}
 		}
-		dr.Counter = nil
 		if err := e.inst.layer.Intersect(sl.s, dr, flags, out, ids); err != nil {
 			return err
 		}
