@@ -45,7 +45,8 @@ func (f Fetch) String() string {
 }
 
 // dynamic reports whether a launch of b with counter (nil: not
-// persistent) runs the dynamic-fetch kernels.
+// persistent) runs the dynamic-fetch kernels (FetchAuto on a BVH whose
+// device or size is unknown: the batch kernels).
 func (b *BVH) dynamic(counter any) bool {
 	if c, ok := counter.(*launch.Buffer[uint32]); !ok || c == nil || b.opt.Width == 8 {
 		return false
@@ -54,6 +55,9 @@ func (b *BVH) dynamic(counter any) bool {
 	case FetchDynamic:
 		return true
 	case FetchBatch:
+		return false
+	}
+	if b.dev == nil || b.nodes == nil || b.tris == nil {
 		return false
 	}
 	l2 := int64(b.dev.L2Bytes())

@@ -179,7 +179,9 @@ func TestLaunchArgumentsMatchKernels(t *testing.T) {
 	// Queries (the launch paths behind the length checks), with and without
 	// a persistent counter, every optional buffer set and unset.
 	for _, width := range []int{2, 4, 8} {
-		queries(t, rec, width)
+		for _, f := range []Fetch{FetchAuto, FetchDynamic} {
+			queries(t, rec, width, f)
+		}
 	}
 	edgeLaunches(t, rec)
 	for module, entries := range rec.kernels {
@@ -191,8 +193,8 @@ func TestLaunchArgumentsMatchKernels(t *testing.T) {
 	}
 }
 
-func queries(t *testing.T, rec *recorder, width int) {
-	b := &BVH{numTris: 3, nodes: buf[uint32](), tris: buf[uint32](), opt: Options{Width: width}}
+func queries(t *testing.T, rec *recorder, width int, f Fetch) {
+	b := &BVH{numTris: 3, nodes: buf[uint32](), tris: buf[uint32](), opt: Options{Width: width, Fetch: f}}
 	for _, counter := range []*launch.Buffer[uint32]{nil, buf[uint32]()} {
 		for _, full := range []bool{false, true} {
 			r := Rays{O: buf[float32](), D: buf[float32](), N: 10, Counter: counter}
