@@ -59,7 +59,7 @@ func (b *BVH) launchIntersectCompact(run runner, r Rays, out *launch.Buffer[uint
 		return err
 	}
 	k := &kernelLauncher{r: run, module: ModuleTrace}
-	k.run(b.walkEntry("rayd_intersect_compact", counter), g, launch.Threads(TraceThreads), b.nodes, b.tris, int32(b.numTris),
+	k.run(b.walkEntry("rayd_intersect_compact", counter, false), g, launch.Threads(TraceThreads), b.nodes, b.tris, int32(b.numTris),
 		r.O, r.D, nullable(r.TMax), nullable(r.Active), int32(r.N), out, counter)
 	return k.err
 }

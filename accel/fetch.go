@@ -12,14 +12,17 @@ import (
 type Fetch int
 
 const (
-	// FetchAuto picks FetchDynamic when the BVH (nodes and triangle
-	// records) is larger than the device's L2 cache and FetchBatch when it
-	// fits. Measured on an H200 with both kernels built from the same
-	// sources: on the compute scene (235 MB BVH) dynamic fetching cut
-	// intersect from 12.5 to 10.1 ms, trace_reflections(4) from 42.6 to
-	// 27.6 ms and visible from 9.1 to 7.6 ms; on the light scene (4 MB,
-	// L2-resident, short walks) it made trace_reflections(4) slower (0.70
-	// against 0.51 ms), where the batch kernels stay.
+	// FetchAuto picks FetchDynamic for intersect (and its compact form)
+	// on every persistent launch, and for trace_reflections and visible
+	// when the BVH (nodes and triangle records) is larger than the
+	// device's L2 cache. Measured on an H200 with both kernels built from
+	// the same sources, in the same runs: on the compute scene (235 MB
+	// BVH) dynamic fetching cut intersect from 12.5 to 10.1 ms,
+	// trace_reflections(4) from 42.6 to 27.6 ms and visible from 9.1 to
+	// 7.6 ms; on the light scene (4 MB, L2-resident, short walks) it cut
+	// intersect from 0.514 to 0.495 ms but made trace_reflections(4)
+	// slower (0.70 against 0.51 ms) and visible no faster, so those keep
+	// the batch kernels there.
 	FetchAuto Fetch = iota
 	// FetchBatch: each warp takes 32 rows at a time and runs them to the
 	// end of the longest (the kernels without a suffix).
@@ -45,9 +48,11 @@ func (f Fetch) String() string {
 }
 
 // dynamic reports whether a launch of b with counter (nil: not
-// persistent) runs the dynamic-fetch kernels (FetchAuto on a BVH whose
-// device or size is unknown: the batch kernels).
-func (b *BVH) dynamic(counter any) bool {
+// persistent) runs the dynamic-fetch kernels; short says the query's walks
+// lose to the batch kernels on an L2-resident BVH (trace_reflections,
+// visible). FetchAuto on a BVH whose device or size is unknown keeps the
+// batch kernels.
+func (b *BVH) dynamic(counter any, short bool) bool {
 	if c, ok := counter.(*launch.Buffer[uint32]); !ok || c == nil || b.opt.Width == 8 {
 		return false
 	}
@@ -60,14 +65,17 @@ func (b *BVH) dynamic(counter any) bool {
 	if b.dev == nil || b.nodes == nil || b.tris == nil {
 		return false
 	}
+	if !short {
+		return true
+	}
 	l2 := int64(b.dev.L2Bytes())
 	return l2 > 0 && int64(b.nodes.Bytes())+int64(b.tris.Bytes()) > l2
 }
 
 // walkEntry is entry(base) for a launch with counter (the second result
-// of grid): the _dyn kernel when dynamic says so.
-func (b *BVH) walkEntry(base string, counter any) string {
-	if b.dynamic(counter) {
+// of grid): the _dyn kernel when dynamic says so (short: as dynamic).
+func (b *BVH) walkEntry(base string, counter any, short bool) string {
+	if b.dynamic(counter, short) {
 		return b.entry(base) + "_dyn"
 	}
 	return b.entry(base)

@@ -21,7 +21,7 @@ import (
 // 4: intersect (full record and t only), the compact record expanded,
 // trace_reflections (1 and 4 bounces), visible, and the masked variants
 // with per-ray tmin and masks over meshes with masks. The same build with
-// FetchBatch gives the same words.
+// FetchBatch gives the same words; FetchAuto follows the scene's size.
 func TestGPUDynamicFetchMatchesReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
 		r := rand.New(rand.NewPCG(rand.Uint64(), 29))
@@ -33,6 +33,14 @@ func TestGPUDynamicFetchMatchesReference(t *testing.T) {
 		plain := tables(t, plainMeshes...)
 		o, d, tmax, active := testRays(plain, maskedRows, r.Uint64())
 		tmin, mask := testscene.RandomLimits(r, maskedRows, tmax)
+		// FetchAuto on this L2-resident scene: intersect fetches
+		// dynamically, trace_reflections and visible keep the batch kernels.
+		auto, err := BuildWith(s, plain, Options{Width: 2})
+		require.NoError(t, err)
+		defer func() { _ = auto.Close() }()
+		counter := devOut[uint32](t, s, 1)
+		require.True(t, auto.dynamic(counter, false))
+		require.False(t, auto.dynamic(counter, true))
 		for _, width := range []int{2, 4} {
 			name := fmt.Sprintf("width %d", width)
 			testDynamicPlain(t, s, name, plain, width, o, d, tmax, active)
@@ -48,8 +56,10 @@ func dynamicBVH(t *testing.T, s *launch.Stream, tb *geom.Tables, width int, f Fe
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = bvh.Close() })
 	counter := devOut[uint32](t, s, 1)
-	require.Equal(t, f == FetchDynamic, bvh.dynamic(counter), "Fetch %v", f)
-	require.False(t, bvh.dynamic(launch.Null), "a launch without a counter never fetches dynamically")
+	for _, short := range []bool{false, true} {
+		require.Equal(t, f == FetchDynamic, bvh.dynamic(counter, short), "Fetch %v", f)
+		require.False(t, bvh.dynamic(launch.Null, short), "a launch without a counter never fetches dynamically")
+	}
 	return bvh
 }
 

@@ -59,7 +59,7 @@ func TestOptionsFetch(t *testing.T) {
 	}
 	// Without a device buffer as counter no launch fetches dynamically.
 	b := &BVH{opt: Options{Width: 4, Fetch: FetchDynamic}}
-	if b.dynamic(nil) || b.dynamic(launch.Null) {
+	if b.dynamic(nil, false) || b.dynamic(launch.Null, false) {
 		t.Fatal("a launch without a counter must keep the batch kernels")
 	}
 }

@@ -159,10 +159,10 @@ func (b *BVH) launchIntersect(run runner, r Rays, flags geom.Flags, out Hits, br
 	args = append(args, counter)
 	if b.maskedFor(r) {
 		args = append(args, b.maskArgs(r)...)
-		k.run(b.walkEntry("rayd_intersect_masked", counter), g, launch.Threads(TraceThreads), args...)
+		k.run(b.walkEntry("rayd_intersect_masked", counter, false), g, launch.Threads(TraceThreads), args...)
 		return k.err
 	}
-	k.run(b.walkEntry("rayd_intersect", counter), g, launch.Threads(TraceThreads), args...)
+	k.run(b.walkEntry("rayd_intersect", counter, false), g, launch.Threads(TraceThreads), args...)
 	return k.err
 }
 
@@ -204,10 +204,10 @@ func (b *BVH) launchReflections(run runner, r Rays, maxBounces int, out Reflecti
 	args := []any{b.nodes, b.tris, int32(b.numTris), r.O, r.D, nullable(r.TMax), nullable(r.Active), int32(r.N),
 		int32(maxBounces), out.Valid, out.T, out.Prim, nullable(out.Images), counter}
 	if b.maskedFor(r) {
-		k.run(b.walkEntry("rayd_trace_reflections_masked", counter), g, launch.Threads(TraceThreads), append(args, b.maskArgs(r)...)...)
+		k.run(b.walkEntry("rayd_trace_reflections_masked", counter, true), g, launch.Threads(TraceThreads), append(args, b.maskArgs(r)...)...)
 		return k.err
 	}
-	k.run(b.walkEntry("rayd_trace_reflections", counter), g, launch.Threads(TraceThreads), args...)
+	k.run(b.walkEntry("rayd_trace_reflections", counter, true), g, launch.Threads(TraceThreads), args...)
 	return k.err
 }
 
@@ -245,10 +245,10 @@ func (b *BVH) launchVisible(run runner, seg Segments, out *launch.Buffer[uint8])
 	k := &kernelLauncher{r: run, module: ModuleTrace}
 	args := []any{b.nodes, b.tris, int32(b.numTris), seg.Start, seg.End, nullable(seg.Active), int32(seg.N), out, counter}
 	if b.faceMask != nil {
-		k.run(b.walkEntry("rayd_visible_masked", counter), g, launch.Threads(TraceThreads), append(args, b.faceMask)...)
+		k.run(b.walkEntry("rayd_visible_masked", counter, true), g, launch.Threads(TraceThreads), append(args, b.faceMask)...)
 		return k.err
 	}
-	k.run(b.walkEntry("rayd_visible", counter), g, launch.Threads(TraceThreads), args...)
+	k.run(b.walkEntry("rayd_visible", counter, true), g, launch.Threads(TraceThreads), args...)
 	return k.err
 }
 
