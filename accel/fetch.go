@@ -80,3 +80,10 @@ func (b *BVH) walkEntry(base string, counter any, short bool) string {
 	}
 	return b.entry(base)
 }
+
+// DynamicFetch reports whether a persistent launch of intersect (short
+// false) or of trace_reflections and visible (short true) on b runs the
+// dynamic-fetch kernels.
+func (b *BVH) DynamicFetch(short bool) bool {
+	return b.dynamic(new(launch.Buffer[uint32]), short)
+}

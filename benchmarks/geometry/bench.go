@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
@@ -256,6 +257,14 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 				continue
 			}
 			q := queryResult{Name: v.name, Launch: be.launch(), RowBytes: v.rowBytes, Ms: summarize(v.times)}
+			if bvh, ok := b.(*accel.BVH); ok {
+				short := strings.HasPrefix(v.name, "trace_reflections") || v.name == "visible"
+				if bvh.DynamicFetch(short) {
+					q.Launch += ", dynamic row fetching"
+				} else {
+					q.Launch += ", 32-row batches per warp"
+				}
+			}
 			q.RaysPerSec = float64(n) / (q.Ms.Median / 1e3)
 			q.NsPerRay = q.Ms.Median * 1e6 / float64(n)
 			q.GBPerSec = float64(v.rowBytes) * float64(n) / (q.Ms.Median / 1e3) / 1e9
