@@ -70,29 +70,10 @@ func main() {
 	}
 }
 
-// placement is the benchmark's deterministic instance set: the light grid
-// scaled by 1/8 (a quarter of the cube wide) through a random rotation,
-// translated uniformly in [−1, 1]³.
-func placement(n int, seed uint64) []geom.Instance {
-	r := rand.New(rand.NewPCG(seed, 0x1a57))
-	in := make([]geom.Instance, n)
-	for i := range in {
-		t := testscene.RandomTransform(r, 0)
-		// Replace the random per-axis scale by a uniform 1/8: normalise
-		// each column, then scale.
-		for j := range 3 {
-			l := math.Sqrt(float64(t[j])*float64(t[j]) + float64(t[4+j])*float64(t[4+j]) + float64(t[8+j])*float64(t[8+j]))
-			for k := range 3 {
-				t[4*k+j] = float32(float64(t[4*k+j]) / l / 8)
-			}
-		}
-		for k := range 3 {
-			t[4*k+3] = float32(2*r.Float64() - 1)
-		}
-		in[i] = geom.Instance{Geometry: 0, Transform: t}
-	}
-	return in
-}
+// placement is the benchmark's deterministic instance set
+// (testscene.Placement): the light grid scaled by 1/8 (a quarter of the
+// cube wide) through a random rotation, translated uniformly in [−1, 1]³.
+func placement(n int, seed uint64) []geom.Instance { return testscene.Placement(n, seed) }
 
 func run(ordinal, rounds, warmup, sample, rays, count int, out string) error {
 	h, err := benchhead.New(ordinal)

@@ -1,0 +1,44 @@
+package accel
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/testscene"
+	"github.com/rayd-go/rayd/internal/workload"
+)
+
+// benchInstances is the instanced benchmark's scene on the host: 1,024
+// instances of the light grid (testscene.Placement) and the grid's object
+// bounds.
+func benchInstances(b *testing.B) (*geom.Instances, [][3]float64, [][3]float64) {
+	b.Helper()
+	light, _, _ := workload.Light.Build()
+	lt, err := geom.BuildTables([]geom.Mesh{light})
+	require.NoError(b, err)
+	x, err := geom.BuildInstances(lt, testscene.Placement(1024, 7))
+	require.NoError(b, err)
+	lo, hi := ObjectBounds(lt)
+	return x, lo, hi
+}
+
+// BenchmarkBuildTLAS times the top-level build over the benchmark's 1,024
+// instances.
+func BenchmarkBuildTLAS(b *testing.B) {
+	x, lo, hi := benchInstances(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		BuildTLAS(x, lo, hi)
+	}
+}
+
+// BenchmarkInstanceRecords times packing the 1,024 device records.
+func BenchmarkInstanceRecords(b *testing.B) {
+	x, _, _ := benchInstances(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		InstanceRecords(x)
+	}
+}
