@@ -42,3 +42,26 @@ func BenchmarkInstanceRecords(b *testing.B) {
 		InstanceRecords(x)
 	}
 }
+
+// BenchmarkBuildTLASFirstBuild times the first build (the reference tree
+// of TestBuildTLASMatchesTheFirstBuild) on the same instances, the
+// baseline of BenchmarkBuildTLAS.
+func BenchmarkBuildTLASFirstBuild(b *testing.B) {
+	x, lo, hi := benchInstances(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		refBuildTLAS(x, lo, hi)
+	}
+}
+
+// BenchmarkTLASBuilderReused times the build as an InstanceLayer update
+// runs it: one builder, its scratch and the destination reused.
+func BenchmarkTLASBuilderReused(b *testing.B) {
+	x, lo, hi := benchInstances(b)
+	nodes, order := make([]uint32, NodeWords*TLASNodeCount(x.Len())), make([]int32, x.Len())
+	var tb tlasBuilder
+	b.ReportAllocs()
+	for b.Loop() {
+		tb.build(x, lo, hi, nodes, order)
+	}
+}
