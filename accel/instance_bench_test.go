@@ -55,13 +55,19 @@ func BenchmarkBuildTLASFirstBuild(b *testing.B) {
 }
 
 // BenchmarkTLASBuilderReused times the build as an InstanceLayer update
-// runs it: one builder, its scratch and the destination reused.
+// runs it: one builder, its scratch and the destination reused; serial,
+// and parallel (as on hosts of at least tlasParallelProcs processors).
 func BenchmarkTLASBuilderReused(b *testing.B) {
 	x, lo, hi := benchInstances(b)
-	nodes, order := make([]uint32, NodeWords*TLASNodeCount(x.Len())), make([]int32, x.Len())
-	var tb tlasBuilder
-	b.ReportAllocs()
-	for b.Loop() {
-		tb.build(x, lo, hi, nodes, order)
+	for _, serial := range []bool{true, false} {
+		name := map[bool]string{true: "serial", false: "parallel"}[serial]
+		b.Run(name, func(b *testing.B) {
+			nodes, order := make([]uint32, NodeWords*TLASNodeCount(x.Len())), make([]int32, x.Len())
+			tb := &tlasBuilder{serial: serial}
+			b.ReportAllocs()
+			for b.Loop() {
+				tb.build(x, lo, hi, nodes, order)
+			}
+		})
 	}
 }

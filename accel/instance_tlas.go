@@ -110,8 +110,7 @@ func instanceBox(r *geom.InstanceRecord, o *objectBox) (box64, float64) {
 func BuildTLAS(x *geom.Instances, lo, hi [][3]float64) *TLAS {
 	n := x.Len()
 	tl := &TLAS{Nodes: make([]uint32, NodeWords*TLASNodeCount(n)), Order: make([]int32, n)}
-	var tb tlasBuilder
-	tl.Scale, tl.Depth = tb.build(x, lo, hi, tl.Nodes, tl.Order)
+	tl.Scale, tl.Depth = newTLASBuilder().build(x, lo, hi, tl.Nodes, tl.Order)
 	return tl
 }
 

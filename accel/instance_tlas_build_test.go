@@ -36,10 +36,11 @@ func tlasCase(t *testing.T, r *rand.Rand, n int) (*geom.Instances, [][3]float64,
 
 // The build produces the first build's tree bit for bit (nodes, order,
 // scale, depth) on random instance sets of every size up to a few
-// thousand, and a builder reused across sets of different sizes does too.
+// thousand, and serial and parallel builders reused across sets of
+// different sizes do too.
 func TestBuildTLASMatchesTheFirstBuild(t *testing.T) {
 	r := testscene.Rand(t)
-	var tb tlasBuilder
+	builders := []*tlasBuilder{{serial: true}, {serial: false}}
 	sizes := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 257, 1000, 1024, 3001}
 	for range 20 {
 		sizes = append(sizes, 1+r.IntN(600))
@@ -52,12 +53,14 @@ func TestBuildTLASMatchesTheFirstBuild(t *testing.T) {
 		require.Len(t, got.Nodes, NodeWords*TLASNodeCount(n), "n=%d", n)
 
 		// Reused scratch, dirty destination words.
-		nodes, order := make([]uint32, len(want.Nodes)), make([]int32, n)
-		for k := range nodes {
-			nodes[k] = 0xdeadbeef
+		for _, tb := range builders {
+			nodes, order := make([]uint32, len(want.Nodes)), make([]int32, n)
+			for k := range nodes {
+				nodes[k] = 0xdeadbeef
+			}
+			scale, depth := tb.build(x, lo, hi, nodes, order)
+			require.Equal(t, want, &TLAS{Nodes: nodes, Order: order, Scale: scale, Depth: depth}, "reused builder (serial %v), n=%d", tb.serial, n)
 		}
-		scale, depth := tb.build(x, lo, hi, nodes, order)
-		require.Equal(t, want, &TLAS{Nodes: nodes, Order: order, Scale: scale, Depth: depth}, "reused builder, n=%d", n)
 	}
 }
 

@@ -45,7 +45,7 @@ type instanceStage struct {
 	inst    *launch.Buffer[float32]
 	order   *launch.Buffer[int32]
 
-	tb       tlasBuilder
+	tb       *tlasBuilder
 	leaf     []int32 // the builder's order, copied into the staging words
 	numNodes int
 	times    UpdateTimes
@@ -81,7 +81,7 @@ func (st *instanceStage) alloc(s *launch.Stream, n int) (err error) {
 	if st.order, err = launch.ViewAs[int32](st.dev, nodeWords+recWords, n); err != nil {
 		return err
 	}
-	st.leaf = make([]int32, n)
+	st.leaf, st.tb = make([]int32, n), newTLASBuilder()
 	return nil
 }
 

@@ -21,7 +21,7 @@ func TestInstanceStageWordsAreTheLayout(t *testing.T) {
 		for i := range x.Records {
 			x.Records[i].Mask = uint8(r.Uint32())
 		}
-		st := instanceStage{numNodes: TLASNodeCount(n), leaf: make([]int32, n)}
+		st := instanceStage{numNodes: TLASNodeCount(n), leaf: make([]int32, n), tb: newTLASBuilder()}
 		nodeWords, recWords := NodeWords*st.numNodes, InstanceRecordWords*n
 		w := make([]uint32, nodeWords+recWords+n)
 		for round := range 2 {
