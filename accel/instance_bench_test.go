@@ -71,3 +71,28 @@ func BenchmarkTLASBuilderReused(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInstanceUpdateHost times the host side of an update of the
+// 1,024 instances (after SetTransforms): "first" as the first layer did it
+// (the first build, then InstanceRecords, three arrays to upload), "stage"
+// as InstanceLayer.Update does it (the top level, records and order
+// written into the one staging buffer by the layer's reused builder).
+func BenchmarkInstanceUpdateHost(b *testing.B) {
+	x, lo, hi := benchInstances(b)
+	b.Run("first", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			refBuildTLAS(x, lo, hi)
+			InstanceRecords(x)
+		}
+	})
+	b.Run("stage", func(b *testing.B) {
+		n := x.Len()
+		st := instanceStage{numNodes: TLASNodeCount(n), leaf: make([]int32, n), tb: newTLASBuilder()}
+		w := make([]uint32, NodeWords*st.numNodes+InstanceRecordWords*n+n)
+		b.ReportAllocs()
+		for b.Loop() {
+			st.fill(w, x, lo, hi)
+		}
+	})
+}

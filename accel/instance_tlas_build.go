@@ -164,28 +164,39 @@ func (tb *tlasBuilder) split(ni, first, count, depth int) (box64, int) {
 	var boxes [2]box64
 	depths := [2]int{depth, depth}
 	child := ni + 1
-	var wg sync.WaitGroup
 	for c, span := range spans {
 		if span[1] <= TLASLeafSize {
 			refs[c], boxes[c] = tb.leaf(span[0], span[1])
 			continue
 		}
 		refs[c] = int32(child)
-		if c == 0 && !tb.serial && count >= tlasParallelRange && spans[1][1] > TLASLeafSize {
-			ci := child
-			wg.Go(func() { boxes[0], depths[0] = tb.split(ci, span[0], span[1], depth+1) })
-		} else {
-			boxes[c], depths[c] = tb.split(child, span[0], span[1], depth+1)
-		}
 		if c == 0 {
 			child += TLASNodeCount(span[1])
 		}
 	}
-	wg.Wait()
+	if !tb.serial && count >= tlasParallelRange && refs[0] >= 0 && refs[1] >= 0 {
+		boxes, depths = tb.splitBoth(refs, spans, depth+1)
+	} else {
+		for c, span := range spans {
+			if refs[c] >= 0 {
+				boxes[c], depths[c] = tb.split(int(refs[c]), span[0], span[1], depth+1)
+			}
+		}
+	}
 	tb.setNode(ni, boxes, refs)
 	all := boxes[0]
 	all.grow(boxes[1])
 	return all, max(depths[0], depths[1])
+}
+
+// splitBoth splits the two children of a node, nodes refs over spans, the
+// first on another goroutine.
+func (tb *tlasBuilder) splitBoth(refs [2]int32, spans [2][2]int, depth int) (boxes [2]box64, depths [2]int) {
+	var wg sync.WaitGroup
+	wg.Go(func() { boxes[0], depths[0] = tb.split(int(refs[0]), spans[0][0], spans[0][1], depth) })
+	boxes[1], depths[1] = tb.split(int(refs[1]), spans[1][0], spans[1][1], depth)
+	wg.Wait()
+	return boxes, depths
 }
 
 // selectNth rearranges part so that part[:k] holds its k smallest items
