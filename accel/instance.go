@@ -109,8 +109,10 @@ func InstanceRecords(x *geom.Instances) []float32 {
 }
 
 // Update rebuilds the top level over x's current transforms and uploads it
-// with the instance records, on s; the geometries' BVHs are untouched. The
-// instance count must not change. Returns when queued.
+// with the instance records, on s, in one asynchronous copy from staging
+// memory that the next Update reuses once the copy has completed; the
+// geometries' BVHs are untouched. The instance count must not change.
+// Returns when queued (x may change again at once).
 func (l *InstanceLayer) Update(s *launch.Stream, x *geom.Instances) error {
 	if l.inst != nil && x.Len() != l.numInst {
 		return fmt.Errorf("accel: %d instances, the layer was built for %d", x.Len(), l.numInst)

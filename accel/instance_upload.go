@@ -135,14 +135,22 @@ func (st *instanceStage) fill(w []uint32, x *geom.Instances, lo, hi [][3]float64
 // close releases the stage, after any copy still reading the staging
 // memory has completed. Idempotent.
 func (st *instanceStage) close() error {
+	// A device closed first has freed the memory and the event with its
+	// context: ErrClosed from the event is no failure here.
+	live := func(err error) error {
+		if errors.Is(err, launch.ErrClosed) {
+			return nil
+		}
+		return err
+	}
 	var errs []error
 	if st.pending {
-		errs = append(errs, st.copied.Synchronize())
+		errs = append(errs, live(st.copied.Synchronize()))
 		st.pending = false
 	}
 	errs = append(errs, st.dev.Close(), st.host.Close())
 	if st.copied != nil {
-		errs = append(errs, st.copied.Close())
+		errs = append(errs, live(st.copied.Close()))
 	}
 	st.host, st.dev, st.copied, st.nodes, st.inst, st.order = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
