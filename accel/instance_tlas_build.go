@@ -138,13 +138,23 @@ func (tb *tlasBuilder) split(ni, first, count, depth int) (box64, int) {
 		// and a signed zero kept instead of the other leaves every extent
 		// below (and so the axis) unchanged.
 		c := &part[k].c
-		for a := range 3 {
-			if c[a] < clo[a] {
-				clo[a] = c[a]
-			}
-			if c[a] > chi[a] {
-				chi[a] = c[a]
-			}
+		if c[0] < clo[0] {
+			clo[0] = c[0]
+		}
+		if c[0] > chi[0] {
+			chi[0] = c[0]
+		}
+		if c[1] < clo[1] {
+			clo[1] = c[1]
+		}
+		if c[1] > chi[1] {
+			chi[1] = c[1]
+		}
+		if c[2] < clo[2] {
+			clo[2] = c[2]
+		}
+		if c[2] > chi[2] {
+			chi[2] = c[2]
 		}
 	}
 	axis := 0
