@@ -33,6 +33,7 @@ type InstanceLayer struct {
 	inst     *launch.Buffer[float32] // InstanceRecordWords per instance
 	tlas     *launch.Buffer[uint32]
 	order    *launch.Buffer[int32]
+	stage    instanceStage // inst, tlas and order are views of its device buffer
 	scale    float32
 	numInst  int
 	numNodes int
@@ -109,49 +110,21 @@ func InstanceRecords(x *geom.Instances) []float32 {
 }
 
 // Update rebuilds the top level over x's current transforms and uploads it
-// with the instance records, on s; the geometries' BVHs are untouched. The
-// instance count must not change. Returns when queued.
+// with the instance records, on s, in one asynchronous copy from staging
+// memory that the next Update reuses once the copy has completed; the
+// geometries' BVHs are untouched. The instance count must not change.
+// Returns when queued (x may change again at once).
 func (l *InstanceLayer) Update(s *launch.Stream, x *geom.Instances) error {
 	if l.inst != nil && x.Len() != l.numInst {
 		return fmt.Errorf("accel: %d instances, the layer was built for %d", x.Len(), l.numInst)
 	}
-	tl := BuildTLAS(x, l.objLo, l.objHi)
-	rec := InstanceRecords(x)
-	if l.inst == nil {
-		var err error
-		if l.inst, err = launch.AllocAsync[float32](s, len(rec)); err != nil {
-			return err
-		}
-		if l.order, err = launch.AllocAsync[int32](s, len(tl.Order)); err != nil {
-			return err
-		}
-	}
-	if l.tlas == nil || l.tlas.Len() < len(tl.Nodes) {
-		if l.tlas != nil {
-			_ = l.tlas.CloseOn(s)
-		}
-		var err error
-		if l.tlas, err = launch.AllocAsync[uint32](s, len(tl.Nodes)); err != nil {
-			l.tlas = nil
-			return err
-		}
-	}
-	for _, e := range []error{l.inst.Upload(s, rec), l.order.Upload(s, tl.Order), uploadPrefix(s, l.tlas, tl.Nodes)} {
-		if e != nil {
-			return e
-		}
-	}
-	l.numInst, l.numNodes, l.scale = x.Len(), len(tl.Nodes)/NodeWords, tl.Scale
-	return nil
-}
-
-// uploadPrefix uploads src into the first len(src) elements of b.
-func uploadPrefix[T launch.Elem](s *launch.Stream, b *launch.Buffer[T], src []T) error {
-	v, err := b.View(0, len(src))
+	scale, err := l.stage.upload(s, x, l.objLo, l.objHi)
 	if err != nil {
 		return err
 	}
-	return v.Upload(s, src)
+	l.inst, l.tlas, l.order = l.stage.inst, l.stage.nodes, l.stage.order
+	l.numInst, l.numNodes, l.scale = x.Len(), l.stage.numNodes, scale
+	return nil
 }
 
 // Width is the node layout of the geometries' BVHs (2 or 4).
@@ -217,11 +190,12 @@ func (l *InstanceLayer) Close() error {
 		errs = append(errs, b.Close())
 	}
 	l.blas = nil
-	for _, c := range []interface{ Close() error }{l.geoPtrs, l.geoInfo, l.inst, l.tlas, l.order, l.meshMask} {
+	for _, c := range []interface{ Close() error }{l.geoPtrs, l.geoInfo, l.meshMask} {
 		if c != nil && !isNilBuffer(c) {
 			errs = append(errs, c.Close())
 		}
 	}
+	errs = append(errs, l.stage.close())
 	l.geoPtrs, l.geoInfo, l.inst, l.tlas, l.order, l.meshMask = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package geom
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Sentinel errors of instancing. Both also match ErrInvalidArgument.
@@ -142,7 +143,12 @@ func (x *Instances) SetTransforms(first int, xf []Transform) error {
 		return &InstanceError{Instance: first, Kind: ErrInstanceGeometry,
 			Reason: fmt.Sprintf("%d transforms from instance %d exceed the %d instances", len(xf), first, x.Len())}
 	}
-	inv := make([][9]float32, len(xf))
+	scratch := inverseScratch.Get().(*[][9]float32)
+	defer inverseScratch.Put(scratch)
+	if cap(*scratch) < len(xf) {
+		*scratch = make([][9]float32, len(xf))
+	}
+	inv := (*scratch)[:len(xf)]
 	for k := range xf {
 		v, err := InverseLinear(xf[k])
 		if err != nil {
@@ -157,6 +163,10 @@ func (x *Instances) SetTransforms(first int, xf []Transform) error {
 	}
 	return nil
 }
+
+// inverseScratch holds SetTransforms' inverses until every transform has
+// been checked, reused across calls.
+var inverseScratch = sync.Pool{New: func() any { return new([][9]float32) }}
 
 // Clone returns a deep copy.
 func (x *Instances) Clone() *Instances {

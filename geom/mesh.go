@@ -114,7 +114,8 @@ func checkFinite(v []float32) *MeshError {
 
 // isFinite32 reports whether x is neither NaN nor ±Inf.
 func isFinite32(x float32) bool {
-	return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
+	// NaN and ±Inf are the values whose exponent bits are all ones.
+	return math.Float32bits(x)&0x7f800000 != 0x7f800000
 }
 
 // IsFinite3 reports whether all three components of v are finite.

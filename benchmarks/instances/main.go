@@ -8,7 +8,10 @@
 // It times, with CUDA events and interleaved rounds after warm-up rounds,
 // the full 76-byte record plus instance ids on the instanced scene, the
 // compute scene's intersect, a transform update of every instance alone
-// (host top-level build and upload) and the update followed by the query.
+// (host top-level build and upload) and the update followed by the query;
+// every timed update is split into its host side (SetTransforms, the wait
+// for the previous copy, the build into the staging memory) and its upload
+// (queueing the one copy, the synchronization), reported as medians.
 // The instanced launch is then rerun as timed on poisoned outputs, every
 // row must be written, and a random sample of rows is compared with the
 // CPU reference (ref.InstancedScene) bit for bit, every field.
@@ -50,9 +53,53 @@ type report struct {
 	UpdateAndQuery benchhead.Timing `json:"update_then_intersect_ms"`
 	Ratio          float64          `json:"instanced_over_compute"`
 	UpdateOverhead float64          `json:"update_overhead_ms"`
+	UpdateParts    updateParts      `json:"update_breakdown_ms"`
 	Checked        int              `json:"checked_rows"`
 	Mismatches     int              `json:"mismatched_rows"`
 	Verdicts       []string         `json:"verdicts"`
+}
+
+// updateParts is where a timed update's wall time goes (medians over
+// every timed update, alone or before the query, in milliseconds): the
+// host side (SetTransforms, waiting for the previous copy, building the
+// top level and the records into the staging memory) and the upload
+// (queueing the one copy, then the stream synchronization that waits for
+// it).
+type updateParts struct {
+	Host          float64 `json:"host"`
+	SetTransforms float64 `json:"set_transforms"`
+	StagingWait   float64 `json:"staging_wait"`
+	Build         float64 `json:"build"`
+	UploadSync    float64 `json:"upload_and_sync"`
+	Queue         float64 `json:"queue"`
+	Sync          float64 `json:"sync"`
+	Samples       int     `json:"samples"`
+}
+
+// updateSamples collects the parts of every update, in call order.
+type updateSamples struct{ set, wait, build, queue, sync []float64 }
+
+func (u *updateSamples) add(set time.Duration, t accel.UpdateTimes, sync time.Duration) {
+	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+	u.set, u.wait, u.build = append(u.set, ms(set)), append(u.wait, ms(t.Wait)), append(u.build, ms(t.Build))
+	u.queue, u.sync = append(u.queue, ms(t.Queue)), append(u.sync, ms(sync))
+}
+
+// parts summarizes the samples after the first skip (the warm-up calls).
+func (u *updateSamples) parts(skip int) updateParts {
+	med := func(v []float64) float64 {
+		if len(v) <= skip {
+			return 0
+		}
+		return benchhead.Summarize(append([]float64(nil), v[skip:]...)).Median
+	}
+	host, up := make([]float64, len(u.set)), make([]float64, len(u.set))
+	for i := range u.set {
+		host[i] = u.set[i] + u.wait[i] + u.build[i]
+		up[i] = u.queue[i] + u.sync[i]
+	}
+	return updateParts{Host: med(host), SetTransforms: med(u.set), StagingWait: med(u.wait), Build: med(u.build),
+		UploadSync: med(up), Queue: med(u.queue), Sync: med(u.sync), Samples: max(len(u.set)-skip, 0)}
 }
 
 func main() {
@@ -70,29 +117,10 @@ func main() {
 	}
 }
 
-// placement is the benchmark's deterministic instance set: the light grid
-// scaled by 1/8 (a quarter of the cube wide) through a random rotation,
-// translated uniformly in [−1, 1]³.
-func placement(n int, seed uint64) []geom.Instance {
-	r := rand.New(rand.NewPCG(seed, 0x1a57))
-	in := make([]geom.Instance, n)
-	for i := range in {
-		t := testscene.RandomTransform(r, 0)
-		// Replace the random per-axis scale by a uniform 1/8: normalise
-		// each column, then scale.
-		for j := range 3 {
-			l := math.Sqrt(float64(t[j])*float64(t[j]) + float64(t[4+j])*float64(t[4+j]) + float64(t[8+j])*float64(t[8+j]))
-			for k := range 3 {
-				t[4*k+j] = float32(float64(t[4*k+j]) / l / 8)
-			}
-		}
-		for k := range 3 {
-			t[4*k+3] = float32(2*r.Float64() - 1)
-		}
-		in[i] = geom.Instance{Geometry: 0, Transform: t}
-	}
-	return in
-}
+// placement is the benchmark's deterministic instance set
+// (testscene.Placement): the light grid scaled by 1/8 (a quarter of the
+// cube wide) through a random rotation, translated uniformly in [−1, 1]³.
+func placement(n int, seed uint64) []geom.Instance { return testscene.Placement(n, seed) }
 
 func run(ordinal, rounds, warmup, sample, rays, count int, out string) error {
 	h, err := benchhead.New(ordinal)
@@ -215,15 +243,23 @@ func run(ordinal, rounds, warmup, sample, rays, count int, out string) error {
 		}
 		return s.Synchronize()
 	}
+	var parts updateSamples
 	update := func() error {
 		k ^= 1
+		t0 := time.Now()
 		if err := x.SetTransforms(0, sets[k]); err != nil {
 			return err
 		}
+		t1 := time.Now()
 		if err := layer.Update(s, x); err != nil {
 			return err
 		}
-		return s.Synchronize()
+		t2 := time.Now()
+		if err := s.Synchronize(); err != nil {
+			return err
+		}
+		parts.add(t1.Sub(t0), layer.LastUpdate(), time.Since(t2))
+		return nil
 	}
 	both := func() error {
 		if err := update(); err != nil {
@@ -239,6 +275,7 @@ func run(ordinal, rounds, warmup, sample, rays, count int, out string) error {
 	rep.Update, rep.UpdateAndQuery = benchhead.Summarize(res[2]), benchhead.Summarize(res[3])
 	rep.Ratio = rep.Instanced.Median / rep.Compute.Median
 	rep.UpdateOverhead = rep.UpdateAndQuery.Median - rep.Instanced.Median
+	rep.UpdateParts = parts.parts(2 * warmup) // update runs alone and before the query in every round
 
 	if err := check(s, layer, lt, x, dr, hi, ids, o, dir, sample, &rep); err != nil {
 		return err
@@ -248,6 +285,9 @@ func run(ordinal, rounds, warmup, sample, rays, count int, out string) error {
 		rep.Instanced.Median, rep.Instanced.Min, rep.Compute.Median, rep.Ratio)
 	fmt.Printf("update of %d transforms %.3f ms; update + intersect %.3f ms: +%.3f ms over the query\n",
 		count, rep.Update.Median, rep.UpdateAndQuery.Median, rep.UpdateOverhead)
+	p := rep.UpdateParts
+	fmt.Printf("update breakdown (medians of %d): host %.3f ms (SetTransforms %.3f, staging wait %.3f, build %.3f), upload + sync %.3f ms (queue %.3f, sync %.3f)\n",
+		p.Samples, p.Host, p.SetTransforms, p.StagingWait, p.Build, p.UploadSync, p.Queue, p.Sync)
 	fmt.Printf("checked %d rows against the CPU reference: %d differ\n", rep.Checked, rep.Mismatches)
 	for _, v := range rep.Verdicts {
 		fmt.Println("verdict:", v)

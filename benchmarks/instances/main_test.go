@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/internal/workload"
 	"github.com/rayd-go/rayd/ref"
@@ -42,4 +44,19 @@ func TestPlacementIsDenseAndDeterministic(t *testing.T) {
 		}
 	}
 	require.Greater(t, hits, 1000, "most incoherent rays hit the instances")
+}
+
+// The update breakdown drops the warm-up calls, takes each part's median
+// and the medians of the per-call host and upload sums.
+func TestUpdatePartsAreMediansAfterWarmup(t *testing.T) {
+	var u updateSamples
+	ms := time.Millisecond
+	u.add(100*ms, accel.UpdateTimes{Wait: 100 * ms, Build: 100 * ms, Queue: 100 * ms}, 100*ms) // warm-up
+	for k := range 3 {
+		d := time.Duration(k+1) * ms
+		u.add(d, accel.UpdateTimes{Wait: 0, Build: 2 * d, Queue: d / 2}, 3*d)
+	}
+	p := u.parts(1)
+	require.Equal(t, updateParts{Host: 6, SetTransforms: 2, StagingWait: 0, Build: 4, UploadSync: 7, Queue: 1, Sync: 6, Samples: 3}, p)
+	require.Equal(t, updateParts{}, (&updateSamples{}).parts(2), "no samples past the warm-up")
 }

@@ -1,0 +1,98 @@
+package accel
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/testscene"
+	"github.com/rayd-go/rayd/internal/workload"
+)
+
+// benchInstances is the instanced benchmark's scene on the host: 1,024
+// instances of the light grid (testscene.Placement) and the grid's object
+// bounds.
+func benchInstances(b *testing.B) (*geom.Instances, [][3]float64, [][3]float64) {
+	b.Helper()
+	light, _, _ := workload.Light.Build()
+	lt, err := geom.BuildTables([]geom.Mesh{light})
+	require.NoError(b, err)
+	x, err := geom.BuildInstances(lt, testscene.Placement(1024, 7))
+	require.NoError(b, err)
+	lo, hi := ObjectBounds(lt)
+	return x, lo, hi
+}
+
+// BenchmarkBuildTLAS times the top-level build over the benchmark's 1,024
+// instances.
+func BenchmarkBuildTLAS(b *testing.B) {
+	x, lo, hi := benchInstances(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		BuildTLAS(x, lo, hi)
+	}
+}
+
+// BenchmarkInstanceRecords times packing the 1,024 device records.
+func BenchmarkInstanceRecords(b *testing.B) {
+	x, _, _ := benchInstances(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		InstanceRecords(x)
+	}
+}
+
+// BenchmarkBuildTLASFirstBuild times the first build (the reference tree
+// of TestBuildTLASMatchesTheFirstBuild) on the same instances, the
+// baseline of BenchmarkBuildTLAS.
+func BenchmarkBuildTLASFirstBuild(b *testing.B) {
+	x, lo, hi := benchInstances(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		refBuildTLAS(x, lo, hi)
+	}
+}
+
+// BenchmarkTLASBuilderReused times the build as an InstanceLayer update
+// runs it: one builder, its scratch and the destination reused; serial,
+// and parallel (as on hosts of at least tlasParallelProcs processors).
+func BenchmarkTLASBuilderReused(b *testing.B) {
+	x, lo, hi := benchInstances(b)
+	for _, serial := range []bool{true, false} {
+		name := map[bool]string{true: "serial", false: "parallel"}[serial]
+		b.Run(name, func(b *testing.B) {
+			nodes, order := make([]uint32, NodeWords*TLASNodeCount(x.Len())), make([]int32, x.Len())
+			tb := &tlasBuilder{serial: serial}
+			b.ReportAllocs()
+			for b.Loop() {
+				tb.build(x, lo, hi, nodes, order)
+			}
+		})
+	}
+}
+
+// BenchmarkInstanceUpdateHost times the host side of an update of the
+// 1,024 instances (after SetTransforms): "first" as the first layer did it
+// (the first build, then InstanceRecords, three arrays to upload), "stage"
+// as InstanceLayer.Update does it (the top level, records and order
+// written into the one staging buffer by the layer's reused builder).
+func BenchmarkInstanceUpdateHost(b *testing.B) {
+	x, lo, hi := benchInstances(b)
+	b.Run("first", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			refBuildTLAS(x, lo, hi)
+			InstanceRecords(x)
+		}
+	})
+	b.Run("stage", func(b *testing.B) {
+		n := x.Len()
+		st := instanceStage{numNodes: TLASNodeCount(n), leaf: make([]int32, n), tb: newTLASBuilder()}
+		w := make([]uint32, NodeWords*st.numNodes+InstanceRecordWords*n+n)
+		b.ReportAllocs()
+		for b.Loop() {
+			st.fill(w, x, lo, hi)
+		}
+	})
+}
