@@ -96,5 +96,6 @@ func TestInstanceRecordsLayout(t *testing.T) {
 	require.Equal(t, xf[:], w[:12])
 	require.Equal(t, []float32{0.5, 0, 0, 0, 0.25, 0, 0, 0, 0.125}, w[12:21])
 	require.Equal(t, uint32(1), math.Float32bits(w[21]))
-	require.Zero(t, math.Float32bits(w[22]), "the mask word is reserved")
+	require.Equal(t, uint32(geom.DefaultMask), math.Float32bits(w[22]), "word 22 is the instance mask")
+	require.Zero(t, math.Float32bits(w[23]), "word 23 is padding")
 }
