@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rayd-go/rayd/driver"
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
 )
@@ -125,32 +124,19 @@ func NewOptiXInstanceLayer(s *launch.Stream, t *geom.Tables, x *geom.Instances) 
 	if l.inst, err = upload(s, d, rec); err != nil {
 		return nil, err
 	}
-	if l.ias, err = l.ctx.BuildIAS(s, OptiXInstanceRecords(x, l.handles())); err != nil {
+	if l.ias, err = l.ctx.BuildIAS(s, OptiXInstances(x, l.gas)); err != nil {
 		return nil, fmt.Errorf("accel: OptiX IAS: %w", err)
 	}
 	l.numInst = x.Len()
 	return l, s.Synchronize()
 }
 
-// handles are the GAS handles per geometry.
-func (l *OptiXInstanceLayer) handles() []uint64 {
-	h := make([]uint64, len(l.gas))
-	for i, g := range l.gas {
-		h[i] = g.Handle()
-	}
-	return h
-}
-
-// OptiXInstanceRecords packs the OptixInstance records of x
-// (driver.OptiXInstanceBytes each): instance i places the GAS gas[geometry]
-// with its transform, instanceId i, its mask as visibilityMask, SBT offset
-// 0 and no flags.
-func OptiXInstanceRecords(x *geom.Instances, gas []uint64) []byte {
-	out := make([]byte, driver.OptiXInstanceBytes*x.Len())
+// OptiXInstances are the IAS instances of x: instance i places the GAS
+// gas[geometry] with its transform, instance id i and its mask.
+func OptiXInstances(x *geom.Instances, gas []*launch.GAS) []launch.IASInstance {
+	out := make([]launch.IASInstance, x.Len())
 	for i, r := range x.Records {
-		in := driver.OptiXInstance{Transform: r.Transform, ID: uint32(i), VisibilityMask: uint32(r.Mask),
-			Traversable: driver.OptiXTraversable(gas[r.Geometry])}
-		in.Put(out[driver.OptiXInstanceBytes*i:])
+		out[i] = launch.IASInstance{GAS: gas[r.Geometry], Transform: r.Transform, ID: uint32(i), Mask: r.Mask}
 	}
 	return out
 }
@@ -173,7 +159,7 @@ func (l *OptiXInstanceLayer) Update(s *launch.Stream, x *geom.Instances) error {
 	if err := l.inst.Upload(s, InstanceRecords(x)); err != nil {
 		return err
 	}
-	return l.ias.Rebuild(s, OptiXInstanceRecords(x, l.handles()))
+	return l.ias.Rebuild(s, OptiXInstances(x, l.gas))
 }
 
 // NumInstances is the number of instances.

@@ -2,7 +2,6 @@ package accel
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 	"regexp"
@@ -13,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rayd-go/rayd/driver"
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/internal/testscene"
+	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ptx"
 	cudasrc "github.com/rayd-go/rayd/ptx/src"
 	"github.com/rayd-go/rayd/ref"
@@ -98,10 +97,10 @@ func TestOptiXInstanceSpecs(t *testing.T) {
 	assert.NoError(t, l.Close(), "closing a zero layer")
 }
 
-// TestOptiXInstanceRecordsPacking: one OptixInstance per instance, in id
-// order, with the instance's transform, its index as instanceId, its mask
-// as visibilityMask and its geometry's GAS.
-func TestOptiXInstanceRecordsPacking(t *testing.T) {
+// TestOptiXInstancesOfTable: one IAS instance per instance, in id order,
+// with the instance's transform, its index as id, its mask and its
+// geometry's GAS.
+func TestOptiXInstancesOfTable(t *testing.T) {
 	tb := tables(t, gridMesh(2, 1), cloudMesh(10, 0.1, 3))
 	x, err := geom.BuildInstances(tb, []geom.Instance{
 		{Geometry: 1, Transform: testscene.Translation(1, 2, 3), Mask: geom.Mask(0x05)},
@@ -109,20 +108,16 @@ func TestOptiXInstanceRecordsPacking(t *testing.T) {
 		{Geometry: 1, Transform: geom.Transform{2, 0, 0, -1, 0, 3, 0, 0.5, 0, 0, 4, 7}, Mask: geom.Mask(0)},
 	})
 	require.NoError(t, err)
-	gas := []uint64{0xA0A0, 0xB0B0B0B0B0}
-	b := OptiXInstanceRecords(x, gas)
-	require.Len(t, b, 3*driver.OptiXInstanceBytes)
+	gas := []*launch.GAS{new(launch.GAS), new(launch.GAS)}
+	in := OptiXInstances(x, gas)
+	require.Len(t, in, 3)
 	for i, r := range x.Records {
-		w := b[driver.OptiXInstanceBytes*i:]
-		for k := range 12 {
-			assert.Equal(t, r.Transform[k], math.Float32frombits(binary.LittleEndian.Uint32(w[4*k:])), "instance %d transform[%d]", i, k)
-		}
-		assert.Equal(t, uint32(i), binary.LittleEndian.Uint32(w[48:]), "instanceId")
-		assert.Zero(t, binary.LittleEndian.Uint32(w[52:]), "sbtOffset")
-		assert.Equal(t, uint32(r.Mask), binary.LittleEndian.Uint32(w[56:]), "visibilityMask")
-		assert.Zero(t, binary.LittleEndian.Uint32(w[60:]), "flags")
-		assert.Equal(t, gas[r.Geometry], binary.LittleEndian.Uint64(w[64:]), "traversableHandle")
+		assert.Same(t, gas[r.Geometry], in[i].GAS, "instance %d places its geometry's GAS", i)
+		assert.Equal(t, [12]float32(r.Transform), in[i].Transform)
+		assert.Equal(t, uint32(i), in[i].ID)
+		assert.Equal(t, r.Mask, in[i].Mask)
 	}
+	assert.Equal(t, []uint8{0x05, 0xFF, 0x00}, []uint8{in[0].Mask, in[1].Mask, in[2].Mask})
 	assert.Equal(t, []uint8{0xFF, 0xFF}, GeometryMasks(tb))
 	require.NoError(t, tb.SetMask(1, 0x06))
 	assert.Equal(t, []uint8{0xFF, 0x06}, GeometryMasks(tb))

@@ -24,19 +24,46 @@ type IAS struct {
 	handle driver.OptiXTraversable
 }
 
-// BuildIAS builds the IAS of records (packed OptixInstance records,
-// driver.OptiXInstance.Put, a whole number of driver.OptiXInstanceBytes and
-// at least one) on s and returns after the build has completed. Every
-// record's traversable must be a GAS of c that outlives the IAS.
-func (c *OptiXContext) BuildIAS(s *Stream, records []byte) (*IAS, error) {
+// IASInstance is one instance of an IAS: the GAS it places (of the IAS's
+// context, alive as long as the IAS), its object-to-world transform (3×4,
+// row major), the id programs read (optixGetInstanceId) and its
+// visibility mask (a ray whose mask shares no bit with it skips the
+// instance).
+type IASInstance struct {
+	GAS       *GAS
+	Transform [12]float32
+	ID        uint32
+	Mask      uint8
+}
+
+// packInstances packs in as OptixInstance records (SBT offset 0, no
+// flags), checking that every GAS is open and belongs to c.
+func packInstances(c *OptiXContext, in []IASInstance) ([]byte, error) {
+	if len(in) == 0 || len(in) > 1<<28 {
+		return nil, fmt.Errorf("launch: IAS of %d instances (need 1 to 2^28)", len(in))
+	}
+	b := make([]byte, driver.OptiXInstanceBytes*len(in))
+	for i, x := range in {
+		if x.GAS == nil || x.GAS.handle == 0 || x.GAS.ctx != c {
+			return nil, fmt.Errorf("launch: IAS instance %d: its GAS is nil, closed or of another OptiX context", i)
+		}
+		r := driver.OptiXInstance{Transform: x.Transform, ID: x.ID, VisibilityMask: uint32(x.Mask), Traversable: x.GAS.handle}
+		r.Put(b[driver.OptiXInstanceBytes*i:])
+	}
+	return b, nil
+}
+
+// BuildIAS builds the IAS of in on s and returns after the build has
+// completed.
+func (c *OptiXContext) BuildIAS(s *Stream, in []IASInstance) (*IAS, error) {
 	if s.d.ordinal != c.ordinal {
 		return nil, fmt.Errorf("launch: BuildIAS: context on cuda:%d, stream on %v: %w", c.ordinal, s.d, ErrWrongDevice)
 	}
-	n := len(records) / driver.OptiXInstanceBytes
-	if n == 0 || len(records)%driver.OptiXInstanceBytes != 0 || n > 1<<28 {
-		return nil, fmt.Errorf("launch: BuildIAS: %d record bytes (need whole %d-byte records, 1 to 2^28 of them)",
-			len(records), driver.OptiXInstanceBytes)
+	records, err := packInstances(c, in)
+	if err != nil {
+		return nil, err
 	}
+	n := len(in)
 	a := &IAS{ctx: c, d: s.d, n: n, opts: driver.OptiXAccelOptions{BuildFlags: driver.OptiXBuildPreferFastTrace}}
 	if err := a.build(s, records); err != nil {
 		_ = a.Close()
@@ -71,27 +98,35 @@ func (a *IAS) build(s *Stream, records []byte) error {
 	if a.out, err = Alloc[uint8](a.d, int(max(sizes.OutputBytes, 8))); err != nil {
 		return err
 	}
-	if err := a.Rebuild(s, records); err != nil {
+	if err := a.rebuild(s, records); err != nil {
 		return err
 	}
 	return s.Synchronize()
 }
 
-// Rebuild uploads new records (the same count as at build) and queues a
-// full build of the IAS over them on s; the GASes they place are not
-// touched. Queries queued on s afterwards see the new instances; other
-// streams must wait for s.
-func (a *IAS) Rebuild(s *Stream, records []byte) error {
+// Rebuild uploads in (as many instances as at build) and queues a full
+// build of the IAS over them on s; the GASes they place are not touched.
+// Queries queued on s afterwards see the new instances; other streams must
+// wait for s.
+func (a *IAS) Rebuild(s *Stream, in []IASInstance) error {
 	if a.out == nil || a.out.closed.Load() {
 		return ErrClosed
 	}
 	if s.d != a.d {
 		return fmt.Errorf("launch: IAS.Rebuild: IAS on %v, stream on %v: %w", a.d, s.d, ErrWrongDevice)
 	}
-	if len(records) != a.n*driver.OptiXInstanceBytes {
-		return fmt.Errorf("launch: IAS.Rebuild: %d record bytes, the IAS holds %d instances of %d bytes",
-			len(records), a.n, driver.OptiXInstanceBytes)
+	if len(in) != a.n {
+		return fmt.Errorf("launch: IAS.Rebuild: %d instances, the IAS holds %d", len(in), a.n)
 	}
+	records, err := packInstances(a.ctx, in)
+	if err != nil {
+		return err
+	}
+	return a.rebuild(s, records)
+}
+
+// rebuild uploads packed records and queues the build.
+func (a *IAS) rebuild(s *Stream, records []byte) error {
 	if err := a.recs.Upload(s, records); err != nil {
 		return err
 	}
