@@ -64,7 +64,7 @@ func (ir *instRef) closest(t *testing.T, o, d [3]float32, tmin, tmax float32, ma
 // the instance hit: the same instance and face with t within the
 // conditioning bound, or else an exact tie (both hit at t within 1e-4
 // relative) or a boundary row (the reference's or OptiX's hit on an edge of
-// its face, or at the row's tmin) — counted, not failed. Every OptiX hit
+// its face, or at a bound of the row's interval) — counted, not failed. Every OptiX hit
 // must be visible to its row and carry the fields the reference derives
 // from its own (t, u, v, face, instance) bit for bit. It returns the
 // counts of hits, ties and boundary rows, and the rows outside the rule.
@@ -108,21 +108,25 @@ func checkOptiXInstancedRows(t *testing.T, ir *instRef, r rayd.Rays, g *rayd.Hit
 		} else {
 			require.True(t, math.IsInf(float64(g.T[i]), 1) && g.InstanceID[i] == -1 && g.ShapeID[i] == -1, "row %d: miss record", i)
 		}
-		switch {
-		case !wok && !gok:
+		if !wok && !gok {
 			continue
-		case wok && gok && w.Instance == g.InstanceID[i] && w.Prim == g.PrimID[i]:
+		}
+		if wok && gok && w.Instance == g.InstanceID[i] && w.Prim == g.PrimID[i] {
 			oo, dd := geom.ObjectRay(&ir.x.Records[w.Instance], o, d)
 			if math.Abs(float64(g.T[i]-w.T)) <= 1e-5*math.Abs(float64(w.T)) ||
 				withinConditioning(ir.tb, oo[:], dd[:], w.Prim, g.T[i], w.T) {
 				continue
 			}
-		case wok && gok && math.Abs(float64(g.T[i]-w.T)) <= 1e-4*math.Abs(float64(w.T)):
+		}
+		if wok && gok && math.Abs(float64(g.T[i]-w.T)) <= 1e-4*math.Abs(float64(w.T)) {
 			ties++
 			continue
 		}
+		near := func(a, b float32) bool {
+			return math.Abs(float64(a)-float64(b)) <= 1e-4*math.Max(1, math.Abs(float64(b)))
+		}
 		edge := func(u, v, tt float32) bool {
-			return u < 1e-4 || v < 1e-4 || 1-u-v < 1e-4 || math.Abs(float64(tt-tmin)) <= 1e-4*math.Max(1, math.Abs(float64(tmin)))
+			return u < 1e-4 || v < 1e-4 || 1-u-v < 1e-4 || near(tt, tmin) || near(tt, tmax)
 		}
 		if (wok && edge(w.U, w.V, w.T)) || (gok && edge(g.UV[2*i], g.UV[2*i+1], g.T[i])) {
 			boundary++
