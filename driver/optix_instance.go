@@ -40,12 +40,11 @@ type OptiXInstance struct {
 	Traversable    OptiXTraversable
 }
 
-// Put writes the record into b[:OptiXInstanceBytes] in the OptixInstance
-// layout (little endian): transform @0, instanceId @48, sbtOffset @52,
-// visibilityMask @56, flags @60, traversableHandle @64, zero padding @72.
-// b must hold at least OptiXInstanceBytes bytes.
-func (in *OptiXInstance) Put(b []byte) {
-	_ = b[OptiXInstanceBytes-1]
+// Bytes returns the record in the OptixInstance layout (little endian):
+// transform @0, instanceId @48, sbtOffset @52, visibilityMask @56, flags
+// @60, traversableHandle @64, zero padding @72.
+func (in *OptiXInstance) Bytes() [OptiXInstanceBytes]byte {
+	var b [OptiXInstanceBytes]byte
 	for k, f := range in.Transform {
 		binary.LittleEndian.PutUint32(b[4*k:], math.Float32bits(f))
 	}
@@ -54,11 +53,11 @@ func (in *OptiXInstance) Put(b []byte) {
 	binary.LittleEndian.PutUint32(b[56:], in.VisibilityMask)
 	binary.LittleEndian.PutUint32(b[60:], in.Flags)
 	binary.LittleEndian.PutUint64(b[64:], uint64(in.Traversable))
-	clear(b[72:OptiXInstanceBytes])
+	return b
 }
 
 // OptiXInstances is one instance build input: NumInstances packed
-// OptixInstance records (OptiXInstance.Put) in device memory at Instances,
+// OptixInstance records (OptiXInstance.Bytes) in device memory at Instances,
 // 16-byte aligned.
 type OptiXInstances struct {
 	Instances    DevicePtr

@@ -48,7 +48,8 @@ func packInstances(c *OptiXContext, in []IASInstance) ([]byte, error) {
 			return nil, fmt.Errorf("launch: IAS instance %d: its GAS is nil, closed or of another OptiX context", i)
 		}
 		r := driver.OptiXInstance{Transform: x.Transform, ID: x.ID, VisibilityMask: uint32(x.Mask), Traversable: x.GAS.handle}
-		r.Put(b[driver.OptiXInstanceBytes*i:])
+		rec := r.Bytes()
+		copy(b[driver.OptiXInstanceBytes*i:], rec[:])
 	}
 	return b, nil
 }
