@@ -49,11 +49,14 @@ func TransformFrom4x4(m [16]float32) (Transform, error) { return geom.TransformF
 // SetInstanceTransform(s), SetMeshMask and Rebuild; the others return an
 // *UnsupportedError naming the operation.
 // Instanced scenes run on the CPU backend, on the CUDA BVH (BackendCUDA, a
-// two-level walk bitwise equal to the CPU reference) and on a replicated
-// scene of CUDA replicas (rows split across the replicas, each answering
-// with the one-GPU kernel; transform updates broadcast to every replica);
-// BackendAuto picks the CUDA BVH for them; an explicit BackendOptiX
-// refuses them at NewScene with ErrUnsupported.
+// two-level walk bitwise equal to the CPU reference), on OptiX
+// (BackendOptiX: an IAS over one GAS per geometry, equal to the reference
+// under the OptiX tie rule — t to within rounding, exact ties to either
+// face or instance — and honouring per-ray TMin and Mask, instance masks
+// and mesh masks) and on a replicated scene of CUDA replicas (rows split
+// across the replicas, each answering with the one-GPU kernel; transform
+// updates broadcast to every replica). BackendAuto picks the CUDA BVH for
+// them, whose record is the reference's bit for bit.
 func WithInstances(instances []Instance) Option {
 	return func(c *config) error {
 		if len(instances) == 0 {

@@ -155,7 +155,7 @@ func newSingle(ctx context.Context, cfg *config, t *geom.Tables) (engine.Engine,
 	}
 	b := AutoBackend(cfg.device)
 	if b == BackendOptiX && cfg.instances != nil {
-		b = BackendCUDA // the instance layer runs on the CUDA BVH
+		b = BackendCUDA // the CUDA BVH's instance layer is the reference's bit for bit; OptiX's is asked for explicitly
 	}
 	kind := cuda.BVH
 	if b == BackendOptiX {

@@ -14,11 +14,23 @@ import (
 
 // OptiXModuleOptions are the compile options of an OptiX module; every
 // pipeline built from the module shares them. Pipelines trace a single
-// triangle GAS (no instancing) and have no exception programs.
+// triangle GAS, or with Instancing one IAS over triangle GASes, and have no
+// exception programs.
 type OptiXModuleOptions struct {
 	PayloadValues   int    // payload words of the largest trace call (≤ 32)
 	AttributeValues int    // attribute words (0: 2, the barycentrics of built-in triangles)
 	ParamsName      string // the __constant__ launch-parameter variable ("": "params")
+	// Instancing compiles for single-level instancing (an IAS over GASes,
+	// traversable graph depth 2) instead of a single GAS.
+	Instancing bool
+}
+
+// graphDepth is the pipeline's maximum traversable graph depth.
+func (o OptiXModuleOptions) graphDepth() uint32 {
+	if o.Instancing {
+		return 2
+	}
+	return 1
 }
 
 func (o OptiXModuleOptions) compile() driver.OptiXCompileOptions {
@@ -26,8 +38,12 @@ func (o OptiXModuleOptions) compile() driver.OptiXCompileOptions {
 	if name == "" {
 		name = "params"
 	}
+	graph := driver.OptiXGraphAllowSingleGAS
+	if o.Instancing {
+		graph = driver.OptiXGraphAllowSingleLevelInstancing
+	}
 	return driver.OptiXCompileOptions{PayloadValues: o.PayloadValues, AttributeValues: max(o.AttributeValues, 2),
-		ParamsName: name, TraversableGraph: driver.OptiXGraphAllowSingleGAS, TrianglesOnly: true}
+		ParamsName: name, TraversableGraph: graph, TrianglesOnly: true}
 }
 
 // OptiXPipelineSpec names an embedded PTX module (package ptx) and the
@@ -167,7 +183,7 @@ func (p *OptiXPipeline) build(m *optixModule) error {
 		}
 	}
 	p.stack = driver.ContinuationStackSize(driver.MaxStackSizes(sizes...), maxTraceDepth)
-	if err := p.pipe.SetStackSize(0, 0, p.stack, 1); err != nil {
+	if err := p.pipe.SetStackSize(0, 0, p.stack, m.opts.graphDepth()); err != nil {
 		return err
 	}
 	return p.buildSBT()

@@ -253,7 +253,7 @@ func TestLoaderFollowsTheSources(t *testing.T) {
 		rec := m.Modules[i]
 		require.NoError(t, Describe(dir, &rec))
 		want := LoaderCUDA
-		if rec.Name == "optix_trace" {
+		if rec.Name == "optix_trace" || rec.Name == "optix_instance" {
 			want = LoaderOptiX
 		}
 		assert.Equal(t, want, rec.Loader, rec.Name)

@@ -18,8 +18,8 @@
 // -arch=sm_XX) and target, plus the SHA-256 of the PTX built in the same
 // run, so that a cubin and its PTX fallback always come from one source,
 // one compiler and one set of flags. OptiX programs (loader "optix",
-// optix_trace) have no cubins: OptiX compiles PTX (or OptiX-IR), never a
-// cubin.
+// optix_trace, optix_instance) have no cubins: OptiX compiles PTX (or
+// OptiX-IR), never a cubin.
 //
 // The cubins are stored gzip-compressed (cubin/<module>.<arch>.cubin.gz,
 // CompressCubin): the forty cubins of the ten CUDA modules weigh about

@@ -24,14 +24,16 @@ constexpr unsigned int kRayFlagEnforceAnyHit = 1u << 1;
 constexpr unsigned int kRayFlagTerminateOnFirstHit = 1u << 2;
 constexpr unsigned int kRayFlagDisableClosestHit = 1u << 3;
 
-// trace is optixTrace with the default payload type, visibility mask 255,
-// SBT offset 0, SBT stride 1 and miss index 0, over N (≤ 32) payload words
-// p[0..N−1] (in: values before the trace; out: values after it). The payload
-// count and type are constant registers (OptiX rejects values loaded from
-// memory); the nine ray operands are .f32 registers.
+// trace_mask is optixTrace with the default payload type, visibility mask
+// `mask` (an instance whose visibilityMask shares no bit with it is
+// skipped), SBT offset 0, SBT stride 1 and miss index 0, over N (≤ 32)
+// payload words p[0..N−1] (in: values before the trace; out: values after
+// it). The payload count and type are constant registers (OptiX rejects
+// values loaded from memory); the nine ray operands are .f32 registers.
 template <unsigned int N>
-__device__ __forceinline__ void trace(unsigned long long handle, float ox, float oy, float oz, float dx, float dy,
-                                      float dz, float tmin, float tmax, unsigned int ray_flags, unsigned int (&p)[N]) {
+__device__ __forceinline__ void trace_mask(unsigned long long handle, float ox, float oy, float oz, float dx, float dy,
+                                           float dz, float tmin, float tmax, unsigned int mask, unsigned int ray_flags,
+                                           unsigned int (&p)[N]) {
     static_assert(N <= 32, "at most 32 payload words");
     unsigned int w[32];
 #pragma unroll
@@ -39,7 +41,7 @@ __device__ __forceinline__ void trace(unsigned long long handle, float ox, float
 #pragma unroll
     for (unsigned int k = 0; k < N; ++k) w[k] = p[k];
     const unsigned int type = 0u;  // OPTIX_PAYLOAD_TYPE_DEFAULT
-    const unsigned int mask = 255u, sbt_offset = 0u, sbt_stride = 1u, miss_index = 0u, count = N;
+    const unsigned int sbt_offset = 0u, sbt_stride = 1u, miss_index = 0u, count = N;
     const float time = 0.0f;
     asm volatile(
         "call"
@@ -61,6 +63,14 @@ __device__ __forceinline__ void trace(unsigned long long handle, float ox, float
         :);
 #pragma unroll
     for (unsigned int k = 0; k < N; ++k) p[k] = w[k];
+}
+
+// trace is trace_mask with visibility mask 255 (every instance; a single
+// GAS has none).
+template <unsigned int N>
+__device__ __forceinline__ void trace(unsigned long long handle, float ox, float oy, float oz, float dx, float dy,
+                                      float dz, float tmin, float tmax, unsigned int ray_flags, unsigned int (&p)[N]) {
+    trace_mask<N>(handle, ox, oy, oz, dx, dy, dz, tmin, tmax, 255u, ray_flags, p);
 }
 
 // Payload word K (a compile-time constant, as OptiX requires).
@@ -92,6 +102,14 @@ __device__ __forceinline__ void triangle_barycentrics(float& u, float& v) {
 __device__ __forceinline__ unsigned int primitive_index() {
     unsigned int r;
     asm("call (%0), _optix_read_primitive_idx, ();" : "=r"(r) :);
+    return r;
+}
+
+// instanceId of the OptixInstance that was hit (through an IAS only: with a
+// bare GAS the value is unspecified).
+__device__ __forceinline__ unsigned int instance_id() {
+    unsigned int r;
+    asm("call (%0), _optix_read_instance_id, ();" : "=r"(r) :);
     return r;
 }
 

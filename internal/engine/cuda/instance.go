@@ -10,21 +10,23 @@ import (
 	"github.com/rayd-go/rayd/launch"
 )
 
-// instances is the engine's instance layer (nil until SetInstances).
+// instances is the engine's instance layer (nil until SetInstances): on
+// the CUDA BVH (layer) or, on an OptiX engine, on OptiX (ox).
 type instances struct {
 	layer *accel.InstanceLayer
+	ox    *accel.OptiXInstanceLayer
 	table *geom.Instances
 }
 
 // SetInstances builds (or rebuilds, after a vertex update) the instance
-// layer on the CUDA BVH: one BVH per geometry and the top level. OptiX
-// engines refuse it for now.
+// layer: on the CUDA BVH one BVH per geometry and the top level, on an
+// OptiX engine one GAS per geometry and the IAS (instance_optix.go).
 func (e *Engine) SetInstances(ctx context.Context, x *geom.Instances) error {
-	if e.kind == OptiX {
-		return engine.Unsupported(e.Describe(), "instances", "the OptiX instance layer is not built yet; use BackendCUDA")
-	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if e.kind == OptiX {
+		return e.setOptiXInstances(x)
 	}
 	l, err := accel.NewInstanceLayer(e.build, e.tables, x, accel.Options{})
 	if err != nil {
@@ -55,6 +57,9 @@ func (e *Engine) UpdateInstances(ctx context.Context, _, _ int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if e.inst.ox != nil {
+		return e.updateOptiXInstances()
+	}
 	if err := e.inst.layer.Update(e.build, e.inst.table); err != nil {
 		return err
 	}
@@ -74,6 +79,9 @@ func (e *Engine) IntersectInstanced(ctx context.Context, r engine.Rays, flags ge
 			h.InstanceID = []int32{}
 		}
 		return h, ctx.Err()
+	}
+	if e.inst.ox != nil {
+		return e.intersectOptiXInstanced(ctx, r, flags)
 	}
 	var res *geom.Hits
 	err := e.withRays(ctx, r.Origins, r.Directions, r.TMax, r.Active, func(sl *slot, dr accel.Rays) error {
@@ -107,10 +115,16 @@ func (e *Engine) IntersectInstanced(ctx context.Context, r engine.Rays, flags ge
 
 // closeInstances releases the instance layer.
 func (e *Engine) closeInstances() error {
-	if e.inst == nil || e.inst.layer == nil {
+	if e.inst == nil {
 		return nil
 	}
-	err := e.inst.layer.Close()
+	var err error
+	if e.inst.layer != nil {
+		err = e.inst.layer.Close()
+	}
+	if e.inst.ox != nil {
+		err = errors.Join(err, e.inst.ox.Close())
+	}
 	e.inst = nil
 	return err
 }
