@@ -70,21 +70,26 @@ func TestGPUInstancedIntersectMatchesReference(t *testing.T) {
 			require.NoError(t, err)
 			want, err := ref.NewInstancedScene(context.Background(), tb, x)
 			require.NoError(t, err)
-			o, d, tmax := testscene.RandomRays(r, tb, 6000)
-			vo, vd := workload.VolumeRays(6000, uint64(count))
-			ao, ad := aimedAtInstances(r, tb, in, 3000)
-			o, d = append(append(o, vo...), ao...), append(append(d, vd...), ad...)
-			tmax = append(tmax, make([]float32, 9000)...)
-			for i := 6000; i < len(tmax); i++ {
-				tmax[i] = geom.DefaultTMax
+			// A batch of random rays, rays through the volume and rays
+			// aimed at the instances of placement p.
+			batch := func(p []geom.Instance) (o, d, tmax []float32, rb *rayBatch) {
+				o, d, tmax = testscene.RandomRays(r, tb, 6000)
+				vo, vd := workload.VolumeRays(6000, uint64(count))
+				ao, ad := aimedAtInstances(r, tb, p, 3000)
+				o, d = append(append(o, vo...), ao...), append(append(d, vd...), ad...)
+				tmax = append(tmax, make([]float32, 9000)...)
+				for i := 6000; i < len(tmax); i++ {
+					tmax[i] = geom.DefaultTMax
+				}
+				return o, d, tmax, newRayBatch(t, s, o, d, tmax, nil)
 			}
-			rb := newRayBatch(t, s, o, d, tmax, nil)
+			o, d, tmax, rb := batch(in)
 			for _, width := range []int{2, 4} {
 				t.Run(fmt.Sprintf("instances=%d/width=%d", len(in), width), func(t *testing.T) {
 					l, err := NewInstanceLayer(s, tb, x, Options{Width: width})
 					require.NoError(t, err)
 					defer l.Close()
-					check := func(what string) {
+					check := func(what string, o, d, tmax []float32, rb *rayBatch) {
 						ref, err := want.Intersect(context.Background(), o, d, tmax, nil, geom.FlagsAll)
 						require.NoError(t, err)
 						got := instancedDeviceHits(t, s, l, rb, geom.FlagsAll)
@@ -97,15 +102,18 @@ func TestGPUInstancedIntersectMatchesReference(t *testing.T) {
 						}
 						require.Greater(t, hits, len(o)/30, "%s: the rays must hit", what)
 					}
-					check("built")
+					check("built", o, d, tmax, rb)
 					moved := make([]geom.Transform, x.Len())
+					placed := append([]geom.Instance(nil), in...)
 					for i := range moved {
 						moved[i] = testscene.RandomTransform(r, 1.5)
+						placed[i].Transform = moved[i]
 					}
 					old := x.Clone()
 					require.NoError(t, x.SetTransforms(0, moved))
 					require.NoError(t, l.Update(s, x))
-					check("updated")
+					mo, md, mt, mb := batch(placed)
+					check("updated", mo, md, mt, mb)
 					*x = *old
 				})
 			}

@@ -307,29 +307,6 @@ __device__ __forceinline__ void box_span(const Ray& r, float lox, float hix, flo
     tfar = fminf(fminf(fmaxf(ax, bx), fmaxf(ay, by)), fminf(fmaxf(az, bz), tcap));
 }
 
-// Walk is one lane's resumable BVH walk: the stack, the current node and
-// the postponed leaf of traverse / traverse4. done() once the walk has
-// ended (every reachable leaf tested, or a hit found in any mode).
-template <int STACK>
-struct Walk {
-    int stack[STACK];
-    int sp, node, leaf;  // leaf >= 0: no postponed leaf
-    __device__ __forceinline__ void start() {
-        sp = 0;
-        stack[0] = RAYD_STACK_SENTINEL;
-        node = 0;
-        leaf = 0;
-    }
-    __device__ __forceinline__ void stop() {
-        node = RAYD_STACK_SENTINEL;
-        leaf = 0;
-    }
-    __device__ __forceinline__ bool done() const { return node == RAYD_STACK_SENTINEL; }
-};
-
-typedef Walk<RAYD_MAX_DEPTH + 1> Walk2;
-typedef Walk<RAYD_QUAD_STACK> Walk4;
-
 // leaf_phase tests the postponed leaf and every leaf that follows it
 // directly on the stack (the second loop of the while-while walk); it
 // returns true when an any-mode walk found its hit.
@@ -384,14 +361,6 @@ __device__ __forceinline__ void node_phase2(int* stack, int& sp, int& node, int&
         }
         if (!__any_sync(__activemask(), leaf >= 0)) break;
     }
-}
-
-// step2 is one round (node phase, leaf phase) of traverse for a Walk.
-template <bool ANY, class F>
-__device__ __forceinline__ void step2(Walk2& w, const float4* __restrict__ nodes, const float4* __restrict__ tris,
-                                      const Ray& r, float tmin, Best& b, const F& f) {
-    node_phase2<ANY>(w.stack, w.sp, w.node, w.leaf, nodes, r, tmin, b);
-    if (leaf_phase<ANY>(w.stack, w.sp, w.node, w.leaf, tris, r, tmin, b, f)) w.stop();
 }
 
 // traverse walks the BVH of child-pair nodes from node 0 (node and leaf
@@ -481,14 +450,6 @@ __device__ __forceinline__ void node_phase4(int* stack, int& sp, int& node, int&
         }
         if (!__any_sync(__activemask(), leaf >= 0)) break;
     }
-}
-
-// step4 is one round (node phase, leaf phase) of traverse4 for a Walk.
-template <bool ANY, class F>
-__device__ __forceinline__ void step4(Walk4& w, const float4* __restrict__ nodes, const float4* __restrict__ tris,
-                                      const Ray& r, float tmin, Best& b, const F& f) {
-    node_phase4<ANY>(w.stack, w.sp, w.node, w.leaf, nodes, r, tmin, b);
-    if (leaf_phase<ANY>(w.stack, w.sp, w.node, w.leaf, tris, r, tmin, b, f)) w.stop();
 }
 
 // traverse4 is traverse over quad nodes.
@@ -672,17 +633,6 @@ __device__ __forceinline__ long long next_batch(unsigned int* counter) {
 // which leaves are tested.
 #define RAYD_DYN_REFILL 8
 
-template <int W> struct WalkOf;
-template <> struct WalkOf<2> { typedef Walk2 type; };
-template <> struct WalkOf<4> { typedef Walk4 type; };
-
-template <int W, bool ANY, class F>
-__device__ __forceinline__ void step_w(typename WalkOf<W>::type& w, const float4* __restrict__ nodes,
-                                       const float4* __restrict__ tris, const Ray& r, float tmin, Best& b, const F& f) {
-    if constexpr (W == 2) step2<ANY>(w, nodes, tris, r, tmin, b, f);
-    else step4<ANY>(w, nodes, tris, r, tmin, b, f);
-}
-
 // dyn_rows answers rows 0..n−1 taken from *counter (zeroed by the host)
 // with task T, which
 // holds one row's state: begin(j) loads row j and returns whether a walk
@@ -698,8 +648,10 @@ __device__ __forceinline__ void dyn_rows(const float4* __restrict__ nodes, const
     const unsigned int below = (1u << lane) - 1u;
     long long row = -1;
     bool drained = false;  // warp-uniform: every row has been handed out
-    typename WalkOf<W>::type w;
-    w.stop();
+    // The lane's walk (traverse / traverse4 state); node is the sentinel
+    // while the lane has no walk in progress.
+    int stack[W == 4 ? RAYD_QUAD_STACK : RAYD_MAX_DEPTH + 1];
+    int sp = 0, node = RAYD_STACK_SENTINEL, leaf = 0;
     for (;;) {
         const unsigned int idle = __ballot_sync(0xffffffffu, row < 0);
         if (!drained && (__popc(idle) >= RAYD_DYN_REFILL || idle == 0xffffffffu)) {
@@ -717,8 +669,10 @@ __device__ __forceinline__ void dyn_rows(const float4* __restrict__ nodes, const
                 const long long j = (long long)base + __popc(idle & below);
                 if (j < n) {
                     row = j;
-                    if (task.begin(j)) w.start();
-                    else w.stop();
+                    sp = 0;
+                    stack[0] = RAYD_STACK_SENTINEL;
+                    node = task.begin(j) ? 0 : RAYD_STACK_SENTINEL;
+                    leaf = 0;
                 }
             }
         }
@@ -727,10 +681,23 @@ __device__ __forceinline__ void dyn_rows(const float4* __restrict__ nodes, const
             continue;
         }
         if (row >= 0) {
-            if (!w.done()) step_w<W, ANY>(w, nodes, tris, task.r, task.tmin, task.b, task.filter());
-            if (w.done()) {
-                if (task.next()) w.start();
-                else row = -1;
+            if (node != RAYD_STACK_SENTINEL) {
+                if constexpr (W == 2) node_phase2<ANY>(stack, sp, node, leaf, nodes, task.r, task.tmin, task.b);
+                else node_phase4<ANY>(stack, sp, node, leaf, nodes, task.r, task.tmin, task.b);
+                if (leaf_phase<ANY>(stack, sp, node, leaf, tris, task.r, task.tmin, task.b, task.filter())) {
+                    node = RAYD_STACK_SENTINEL;
+                    leaf = 0;
+                }
+            }
+            if (node == RAYD_STACK_SENTINEL) {
+                if (task.next()) {  // another walk of the same row
+                    sp = 0;
+                    stack[0] = RAYD_STACK_SENTINEL;
+                    node = 0;
+                    leaf = 0;
+                } else {
+                    row = -1;
+                }
             }
         }
     }
