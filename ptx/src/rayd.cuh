@@ -396,11 +396,12 @@ __device__ __forceinline__ void cas(unsigned int& ka, int& ra, unsigned int& kb,
     ra = q;
 }
 
-// node_phase4 is the first loop of the while-while walk over quad nodes: the hit
-// slots of a node are sorted by entry distance (keys are the float bits of
-// the positive entry t; a miss is 0xffffffff), the nearest is descended
-// into and the others are pushed, farthest first. The stack holds at most
-// three entries per quad level.
+// node_phase4 is the first loop of the while-while walk over quad nodes. In
+// closest mode the hit slots of a node are sorted by entry distance (keys
+// are the float bits of the positive entry t; a miss is 0xffffffff), the
+// nearest is descended into and the others are pushed, farthest first; in
+// any mode they are taken in slot order. The stack holds at most three
+// entries per quad level.
 template <bool ANY>
 __device__ __forceinline__ void node_phase4(int* stack, int& sp, int& node, int& leaf, const float4* __restrict__ nodes,
                                             const Ray& r, float tmin, const Best& b) {
@@ -432,11 +433,31 @@ __device__ __forceinline__ void node_phase4(int* stack, int& sp, int& node, int&
             float tfar = fminf(fminf(fmaxf(ax, bx), fmaxf(ay, by)), fminf(fmaxf(az, bz), b.t));
             key[c] = (c < slots && tnear <= tfar) ? __float_as_uint(tnear) : 0xffffffffu;
         }
-        cas(key[0], ref[0], key[1], ref[1]);
-        cas(key[2], ref[2], key[3], ref[3]);
-        cas(key[0], ref[0], key[2], ref[2]);
-        cas(key[1], ref[1], key[3], ref[3]);
-        cas(key[1], ref[1], key[2], ref[2]);
+        if (!ANY) {
+            cas(key[0], ref[0], key[1], ref[1]);
+            cas(key[2], ref[2], key[3], ref[3]);
+            cas(key[0], ref[0], key[2], ref[2]);
+            cas(key[1], ref[1], key[3], ref[3]);
+            cas(key[1], ref[1], key[2], ref[2]);
+        } else {
+            // Any mode needs no order: the hit slots move to the front
+            // in slot order (three bubble passes of a "miss before hit"
+            // exchange), which is cheaper than the sort (measured on the
+            // compute scene: visible 7.41 against 7.57 ms).
+#pragma unroll
+            for (int pass = 0; pass < 3; ++pass) {
+#pragma unroll
+                for (int c = 0; c < 3; ++c) {
+                    const bool sw = key[c] == 0xffffffffu && key[c + 1] != 0xffffffffu;
+                    const unsigned int tk = key[c];
+                    const int tr = ref[c];
+                    key[c] = sw ? key[c + 1] : key[c];
+                    ref[c] = sw ? ref[c + 1] : ref[c];
+                    key[c + 1] = sw ? tk : key[c + 1];
+                    ref[c + 1] = sw ? tr : ref[c + 1];
+                }
+            }
+        }
         int top = stack[sp];
         if (key[3] != 0xffffffffu) stack[++sp] = ref[3];
         if (key[2] != 0xffffffffu) stack[++sp] = ref[2];
