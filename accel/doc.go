@@ -50,7 +50,10 @@
 //
 // The traversal (one thread per ray; optionally persistent warps) keeps its
 // stack in local memory; a build whose child-pair tree is taller than
-// MaxDepth fails with ErrDepthExceeded.
+// MaxDepth fails with ErrDepthExceeded. A persistent launch (Rays.Counter
+// or Segments.Counter set) hands rows to warps either in 32-row batches or
+// one row per lane as each lane finishes its own (dynamic fetching, the
+// _dyn kernels); Options.Fetch chooses, FetchAuto by query and BVH size.
 // The watertight test (geom.Watertight) is transcribed operation by
 // operation, so t, barycentrics and normals equal the CPU reference (package
 // ref) bit for bit, and equal-t ties go to the lowest global prim id.
