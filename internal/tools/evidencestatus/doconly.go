@@ -18,8 +18,20 @@ func (g *repo) codeOnly(commits []string) []string {
 }
 
 // docOnly reports whether commit c changes only comments (and layout) in
-// the GPU-code paths, against its first parent.
+// the GPU-code paths, against its first parent (worked out once per commit).
 func (g *repo) docOnly(c string) bool {
+	if d, ok := g.docOf[c]; ok {
+		return d
+	}
+	d := g.docOnlyUncached(c)
+	if g.docOf == nil {
+		g.docOf = map[string]bool{}
+	}
+	g.docOf[c] = d
+	return d
+}
+
+func (g *repo) docOnlyUncached(c string) bool {
 	out, err := g.git(append([]string{"diff-tree", "--no-commit-id", "-r", "--name-only", c + "^1", c, "--"}, gpuPaths...)...)
 	if err != nil || out == "" {
 		return false

@@ -18,6 +18,10 @@ type repo struct {
 	root    string
 	head    string
 	shallow bool
+	// Answers already worked out: many evidence files share a commit, and
+	// the commits since one are the same question for each of them.
+	sinceOf map[string]since
+	docOf   map[string]bool
 }
 
 func (g *repo) git(args ...string) (string, error) {
@@ -62,6 +66,19 @@ func (g *repo) gpuCommitsSince(c string) since {
 	if g == nil {
 		return since{unavailable: "history unavailable (no git repository)"}
 	}
+	if s, ok := g.sinceOf[c]; ok {
+		return s
+	}
+	s := g.commitsSince(c)
+	if g.sinceOf == nil {
+		g.sinceOf = map[string]since{}
+	}
+	g.sinceOf[c] = s
+	return s
+}
+
+// commitsSince answers gpuCommitsSince for c.
+func (g *repo) commitsSince(c string) since {
 	full, err := g.git("rev-parse", "--verify", "--quiet", c+"^{commit}")
 	if err != nil || full == "" {
 		if g.shallow {
