@@ -2,7 +2,6 @@ package ref
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/rayd-go/rayd/geom"
@@ -164,18 +163,9 @@ func (s *InstancedScene) Intersect(ctx context.Context, o, d, tmax []float32, ac
 // Empty limits give Intersect's answer bitwise. Errors add those of
 // geom.CheckRayLimits.
 func (s *InstancedScene) IntersectLimits(ctx context.Context, o, d, tmax []float32, active []bool, lim geom.RayLimits, flags geom.Flags) (*geom.Hits, error) {
-	n, err := geom.CheckRays(o, d, tmax, active)
+	n, err := checkIntersect(ctx, o, d, tmax, active, lim, flags)
 	if err != nil {
 		return nil, err
-	}
-	if err := geom.CheckRayLimits(n, tmax, lim); err != nil {
-		return nil, err
-	}
-	if !flags.Valid() {
-		return nil, &ArgumentError{Field: "flags", Reason: fmt.Sprintf("unknown bits %#x", uint32(flags&^geom.FlagsAll))}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("ref: intersect cancelled: %w", err)
 	}
 	h := geom.NewHitsZeroed(n, flags)
 	if h.Flags.Has(geom.FlagGeometric) {

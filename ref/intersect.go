@@ -40,18 +40,9 @@ func (s *Scene) IntersectContext(ctx context.Context, o, d, tmax []float32, acti
 // mask shares a bit with lim.MaskAt(i). Empty limits give IntersectContext's
 // answer bitwise. Errors add those of geom.CheckRayLimits.
 func (s *Scene) IntersectLimitsContext(ctx context.Context, o, d, tmax []float32, active []bool, lim geom.RayLimits, flags geom.Flags) (*geom.Hits, error) {
-	n, err := geom.CheckRays(o, d, tmax, active)
+	n, err := checkIntersect(ctx, o, d, tmax, active, lim, flags)
 	if err != nil {
 		return nil, err
-	}
-	if err := geom.CheckRayLimits(n, tmax, lim); err != nil {
-		return nil, err
-	}
-	if !flags.Valid() {
-		return nil, &ArgumentError{Field: "flags", Reason: fmt.Sprintf("unknown bits %#x", uint32(flags&^geom.FlagsAll))}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("ref: intersect cancelled: %w", err)
 	}
 	h := geom.NewHitsZeroed(n, flags) // every row is written below
 	if n == 0 {
@@ -125,4 +116,24 @@ func (s *Scene) intersectRow(h *geom.Hits, i int, o, d, tmax []float32, active [
 	if h.Flags.Has(geom.FlagUV) {
 		h.UV[2*i], h.UV[2*i+1] = hit.U, hit.V
 	}
+}
+
+// checkIntersect validates the inputs of an intersect (rays, limits,
+// flags) and ctx, and returns the row count: the checks, errors and order
+// of Scene.IntersectLimitsContext and InstancedScene.IntersectLimits.
+func checkIntersect(ctx context.Context, o, d, tmax []float32, active []bool, lim geom.RayLimits, flags geom.Flags) (int, error) {
+	n, err := geom.CheckRays(o, d, tmax, active)
+	if err != nil {
+		return 0, err
+	}
+	if err := geom.CheckRayLimits(n, tmax, lim); err != nil {
+		return 0, err
+	}
+	if !flags.Valid() {
+		return 0, &ArgumentError{Field: "flags", Reason: fmt.Sprintf("unknown bits %#x", uint32(flags&^geom.FlagsAll))}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("ref: intersect cancelled: %w", err)
+	}
+	return n, nil
 }
