@@ -15,14 +15,15 @@ const (
 	// FetchAuto picks FetchDynamic for intersect (and its compact form)
 	// on every persistent launch, and for trace_reflections and visible
 	// when the BVH (nodes and triangle records) is larger than the
-	// device's L2 cache. Measured on an H200 with both kernels built from
-	// the same sources, in the same runs: on the compute scene (235 MB
-	// BVH) dynamic fetching cut intersect from 12.5 to 10.1 ms,
-	// trace_reflections(4) from 42.6 to 27.6 ms and visible from 9.1 to
-	// 7.6 ms; on the light scene (4 MB, L2-resident, short walks) it cut
-	// intersect from 0.514 to 0.495 ms but made trace_reflections(4)
-	// slower (0.70 against 0.51 ms) and visible no faster, so those keep
-	// the batch kernels there.
+	// device's L2 cache. Measured on an H200 (geometry-h200.json at
+	// c2e04fd against 944ec92's batch kernels): compute intersect 8.73
+	// against 12.3 ms, trace_reflections(4) 24.4 against 40.2 ms, visible
+	// 7.06 against 8.8 ms; light intersect 0.418 against 0.499 ms. The
+	// split for L2-resident scenes comes from one earlier run of both
+	// kinds built from the same sources (PTX JIT, a first version of the
+	// dynamic kernels): on the light scene trace_reflections(4) was
+	// slower dynamically (0.70 against 0.51 ms) and visible no faster, so
+	// those keep the batch kernels there.
 	FetchAuto Fetch = iota
 	// FetchBatch: each warp takes 32 rows at a time and runs them to the
 	// end of the longest (the kernels without a suffix).
