@@ -43,10 +43,10 @@ func BenchmarkInstanceRecords(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildTLASFirstBuild times the first build (the reference tree
-// of TestBuildTLASMatchesTheFirstBuild) on the same instances, the
-// baseline of BenchmarkBuildTLAS.
-func BenchmarkBuildTLASFirstBuild(b *testing.B) {
+// BenchmarkBuildTLASReference times the plain reference build
+// (TestBuildTLASMatchesTheReference) on the same instances, the baseline
+// of BenchmarkBuildTLAS.
+func BenchmarkBuildTLASReference(b *testing.B) {
 	x, lo, hi := benchInstances(b)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -73,13 +73,13 @@ func BenchmarkTLASBuilderReused(b *testing.B) {
 }
 
 // BenchmarkInstanceUpdateHost times the host side of an update of the
-// 1,024 instances (after SetTransforms): "first" as the first layer did it
-// (the first build, then InstanceRecords, three arrays to upload), "stage"
+// 1,024 instances (after SetTransforms): "reference" with the reference
+// build and InstanceRecords (three arrays to upload), "stage"
 // as InstanceLayer.Update does it (the top level, records and order
 // written into the one staging buffer by the layer's reused builder).
 func BenchmarkInstanceUpdateHost(b *testing.B) {
 	x, lo, hi := benchInstances(b)
-	b.Run("first", func(b *testing.B) {
+	b.Run("reference", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			refBuildTLAS(x, lo, hi)

@@ -34,11 +34,11 @@ func tlasCase(t *testing.T, r *rand.Rand, n int) (*geom.Instances, [][3]float64,
 	return x, lo, hi
 }
 
-// The build produces the first build's tree bit for bit (nodes, order,
+// The build produces the reference build's tree bit for bit (nodes, order,
 // scale, depth) on random instance sets of every size up to a few
 // thousand, and serial and parallel builders reused across sets of
 // different sizes do too.
-func TestBuildTLASMatchesTheFirstBuild(t *testing.T) {
+func TestBuildTLASMatchesTheReference(t *testing.T) {
 	r := testscene.Rand(t)
 	builders := []*tlasBuilder{{serial: true}, {serial: false}}
 	sizes := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 257, 1000, 1024, 3001}
@@ -64,7 +64,7 @@ func TestBuildTLASMatchesTheFirstBuild(t *testing.T) {
 	}
 }
 
-// TLASNodeCount counts the nodes of the median-split shape.
+// TLASNodeCount counts the nodes of the middle-split shape.
 func TestTLASNodeCount(t *testing.T) {
 	var count func(c int) int
 	count = func(c int) int {
