@@ -31,7 +31,7 @@ const mortonBits = 10
 // but its goroutines.
 type tlasBuilder struct {
 	objs  []objectBox
-	boxes []box64
+	boxes []box32      // each instance's box, rounded outward to float32, by id
 	cent  [][3]float64 // each instance's centroid (twice its box centre), by id
 	kmax  []float64    // largest condition number per chunk of boxes
 	clo   [][3]float64 // centroid bounds per chunk of boxes
@@ -88,7 +88,7 @@ func (tb *tlasBuilder) build(x *geom.Instances, lo, hi [][3]float64, words []uin
 	depth := 1
 	if n <= TLASLeafSize {
 		ref, box := tb.leaf(0, n)
-		tb.setNode(0, [2]box64{box, box}, [2]int32{ref, ref})
+		tb.setNode(0, [2]box32{box, box}, [2]int32{ref, ref})
 	} else {
 		_, depth = tb.split(0, 0, n, 1)
 	}
@@ -108,7 +108,7 @@ func (tb *tlasBuilder) instanceBoxes(x *geom.Instances, c, first, last int) {
 	for i := first; i < last; i++ {
 		r := &x.Records[i]
 		b, k := instanceBox(r, &tb.objs[r.Geometry])
-		tb.boxes[i] = b
+		tb.boxes[i] = outward32(b)
 		kmax = max(kmax, k)
 		cent := [3]float64{b.lo[0] + b.hi[0], b.lo[1] + b.hi[1], b.lo[2] + b.hi[2]}
 		tb.cent[i] = cent
@@ -169,14 +169,11 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-func (tb *tlasBuilder) leaf(first, count int) (int32, box64) {
+func (tb *tlasBuilder) leaf(first, count int) (int32, box32) {
 	ref := ^int32(first<<LeafCountBits | (count - 1))
-	if count == 1 {
-		return ref, tb.boxes[tb.order[first]]
-	}
-	b := emptyBox64()
-	for k := first; k < first+count; k++ {
-		b.grow(tb.boxes[tb.order[k]])
+	b := tb.boxes[tb.order[first]]
+	for k := first + 1; k < first+count; k++ {
+		b.grow(&tb.boxes[tb.order[k]])
 	}
 	return ref, b
 }
@@ -187,11 +184,11 @@ func (tb *tlasBuilder) leaf(first, count int) (int32, box64) {
 // node. Nodes are numbered in preorder (a node's first child's subtree
 // before its second child), so a node's second child is numbered after
 // the TLASNodeCount nodes of its first.
-func (tb *tlasBuilder) split(ni, first, count, depth int) (box64, int) {
+func (tb *tlasBuilder) split(ni, first, count, depth int) (box32, int) {
 	half := count / 2
 	spans := [2][2]int{{first, half}, {first + half, count - half}}
 	var refs [2]int32
-	var boxes [2]box64
+	var boxes [2]box32
 	depths := [2]int{depth, depth}
 	child := ni + 1
 	for c, span := range spans {
@@ -215,13 +212,13 @@ func (tb *tlasBuilder) split(ni, first, count, depth int) (box64, int) {
 	}
 	tb.setNode(ni, boxes, refs)
 	all := boxes[0]
-	all.grow(boxes[1])
+	all.grow(&boxes[1])
 	return all, max(depths[0], depths[1])
 }
 
 // splitBoth splits the two children of a node, nodes refs over spans, the
 // first on another goroutine.
-func (tb *tlasBuilder) splitBoth(refs [2]int32, spans [2][2]int, depth int) (boxes [2]box64, depths [2]int) {
+func (tb *tlasBuilder) splitBoth(refs [2]int32, spans [2][2]int, depth int) (boxes [2]box32, depths [2]int) {
 	var wg sync.WaitGroup
 	wg.Go(func() { boxes[0], depths[0] = tb.split(int(refs[0]), spans[0][0], spans[0][1], depth) })
 	boxes[1], depths[1] = tb.split(int(refs[1]), spans[1][0], spans[1][1], depth)
@@ -229,15 +226,37 @@ func (tb *tlasBuilder) splitBoth(refs [2]int32, spans [2][2]int, depth int) (box
 	return boxes, depths
 }
 
-// setNode writes node ni: its child boxes, rounded outward to float32, its
-// refs and zero padding.
-func (tb *tlasBuilder) setNode(ni int, boxes [2]box64, refs [2]int32) {
+// box32 is a box rounded outward to float32. Rounding toward −∞ (+∞) is
+// monotone, so the rounded union of float64 boxes is the union of their
+// rounded boxes: instance boxes are rounded once and node boxes are unions
+// in float32 (min and max order −0 below +0, as the float64 union does).
+type box32 struct{ lo, hi [3]float32 }
+
+func outward32(b box64) box32 {
+	var o box32
+	for a := range 3 {
+		o.lo[a] = math.Float32frombits(down32(b.lo[a]))
+		o.hi[a] = math.Float32frombits(up32(b.hi[a]))
+	}
+	return o
+}
+
+func (b *box32) grow(o *box32) {
+	for a := range 3 {
+		b.lo[a] = min(b.lo[a], o.lo[a])
+		b.hi[a] = max(b.hi[a], o.hi[a])
+	}
+}
+
+// setNode writes node ni: its child boxes (float32 bits), its refs and zero
+// padding.
+func (tb *tlasBuilder) setNode(ni int, boxes [2]box32, refs [2]int32) {
 	w := tb.words[NodeWords*ni : NodeWords*(ni+1)]
 	for c := range 2 {
-		lo, hi := boxes[c].lo, boxes[c].hi
-		w[4*c+0], w[4*c+1] = down32(lo[0]), up32(hi[0])
-		w[4*c+2], w[4*c+3] = down32(lo[1]), up32(hi[1])
-		w[8+2*c], w[9+2*c] = down32(lo[2]), up32(hi[2])
+		lo, hi := &boxes[c].lo, &boxes[c].hi
+		w[4*c+0], w[4*c+1] = math.Float32bits(lo[0]), math.Float32bits(hi[0])
+		w[4*c+2], w[4*c+3] = math.Float32bits(lo[1]), math.Float32bits(hi[1])
+		w[8+2*c], w[9+2*c] = math.Float32bits(lo[2]), math.Float32bits(hi[2])
 		w[12+c] = uint32(refs[c])
 	}
 	w[14], w[15] = 0, 0
