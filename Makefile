@@ -182,7 +182,8 @@ bench-coldstart:
 	$(BIN)/coldstart -n $(COLDSTART_RUNS) -out $(RESULTS_DIR)/coldstart-h200.json
 
 ## bench-geometry: single-device BVH benchmark (light and compute; the 2-,
-## 4- and compressed 8-wide layouts and OptiX) -> $(RESULTS_DIR)/geometry-h200.json.
+## 4- and compressed 8-wide layouts and OptiX; on compute the ray reordering
+## probe, -reorder=false to leave it out) -> $(RESULTS_DIR)/geometry-h200.json.
 bench-geometry:
 	$(BIN)/geometry -out $(RESULTS_DIR)/geometry-h200.json
 

@@ -84,18 +84,8 @@ func (b *BVH) runBuild(r runner, tiles, histTiles, idxTiles int) error {
 	grid, blk := threads1D(n, buildThreads)
 	k.run("rayd_bvh_face_bounds", grid, blk, g.Vertices, g.Faces, int32(n), v.faceBoxes, v.status)
 	k.run("rayd_bvh_morton", grid, blk, v.faceBoxes, int32(n), v.status, v.keys, v.vals)
-	kin, vin, kout, vout := v.keys, v.vals, v.keys2, v.vals2
-	histLen := radixDigits * tiles
-	for pass := range RadixPasses {
-		shift := int32(pass * RadixBits)
-		k.run("rayd_radix_hist", launch.Blocks(tiles, 1), launch.Threads(radixThreads), kin, int32(n), shift, v.hist, int32(tiles))
-		k.run("rayd_scan_tiles", launch.Blocks(histTiles, 1), launch.Threads(scanThreads), v.hist, v.hist, int32(histLen), v.histSums)
-		k.run("rayd_scan_sums", launch.Blocks(1, 1), launch.Threads(1024), v.histSums, int32(histTiles))
-		k.run("rayd_radix_scatter", launch.Blocks(tiles, 1), launch.Threads(radixThreads),
-			kin, vin, kout, vout, int32(n), shift, v.hist, v.histSums, int32(tiles))
-		kin, vin, kout, vout = kout, vout, kin, vin
-	}
-	// RadixPasses is even: the sorted pairs are back in keys/vals.
+	queueRadixSort(k, v.keys, v.vals, v.keys2, v.vals2, v.hist, v.histSums, n, tiles, histTiles)
+	// The sorted pairs are back in keys/vals.
 	gi, bi := threads1D(max(n-1, 1), buildThreads)
 	k.run("rayd_bvh_karras", gi, bi, v.keys, int32(n), v.child, v.parent, v.first, v.count, v.counter)
 	k.run("rayd_bvh_bottom_up", grid, blk, v.faceBoxes, v.vals, int32(n), v.child, v.parent, v.count, v.counter,

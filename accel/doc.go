@@ -28,10 +28,11 @@
 // centroids normalized by the centroid bounds) is built in one stream with
 // no host synchronization between kernels: face boxes and scene bounds by
 // integer atomics on order-preserving keys, 30-bit Morton codes, a stable
-// 8-bit LSD radix sort of (code, prim) pairs, the radix tree, a bottom-up
-// pass (boxes, SAH costs, leaf choices, heights) with one atomic counter per
-// internal node, and a collapse that turns subtrees of ≤ Options.MaxLeafSize
-// triangles into leaves where the SAH says so. The result is emitted in one
+// 8-bit LSD radix sort of (code, prim) pairs (RadixSort runs the same sort
+// on a caller's buffers), the radix tree, a bottom-up pass (boxes, SAH
+// costs, leaf choices, heights) with one atomic counter per internal node,
+// and a collapse that turns subtrees of ≤ Options.MaxLeafSize triangles
+// into leaves where the SAH says so. The result is emitted in one
 // of two 64-byte node layouts (Options.Width): child-pair nodes (both
 // children's full-precision boxes and references, Aila–Laine), or quad
 // nodes that hold up to four 8-bit quantized child boxes (two binary levels

@@ -20,6 +20,8 @@ type configResult struct {
 	Triangles int            `json:"triangles"`
 	Rays      int            `json:"rays"`
 	Layouts   []layoutResult `json:"layouts"`
+	// Reorder is the ray reordering probe (compute, when enabled).
+	Reorder *reorderResult `json:"reorder,omitempty"`
 }
 
 type layoutResult struct {
@@ -164,15 +166,19 @@ func (f *fixture) close() {
 }
 
 // variant is one timed operation of a round. run is the exact launch that
-// is timed; the check reruns it.
+// is timed; the check reruns it. prep, when set, runs before each timed
+// run, untimed (the stream is synchronized after it).
 type variant struct {
 	name     string
 	rowBytes int
+	prep     func() error
 	run      func() error
 	times    []float64
 }
 
-func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample int) (*configResult, error) {
+// benchConfig times and checks cfg's layouts; reorder adds the ray
+// reordering probe on the quad layout when cfg is the compute scene.
+func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample int, reorder bool) (*configResult, error) {
 	f, err := newFixture(d, cfg)
 	if err != nil {
 		return nil, err
@@ -204,6 +210,13 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 		perLayout = append(perLayout, vs)
 		all = append(all, vs...)
 	}
+	var probe *reorderProbe
+	if reorder && cfg.Name == workload.Compute.Name {
+		if probe, err = f.reorderOnQuad(backends, built); err != nil {
+			return nil, fmt.Errorf("reorder probe: %w", err)
+		}
+		all = append(all, probe.variants()...)
+	}
 	start, err := d.NewEvent(true)
 	if err != nil {
 		return nil, err
@@ -216,6 +229,9 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 	defer end.Close()
 	for r := 0; r < warmup+rounds; r++ {
 		for _, v := range all {
+			if err := v.prepare(f.s); err != nil {
+				return nil, fmt.Errorf("%s: %w", v.name, err)
+			}
 			if err := start.Record(f.s); err != nil {
 				return nil, err
 			}
@@ -279,6 +295,11 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 		}
 		lr.BuildWall = wall
 		res.Layouts = append(res.Layouts, lr)
+	}
+	if probe != nil {
+		if res.Reorder, err = probe.result(oracle, sample); err != nil {
+			return nil, fmt.Errorf("reorder probe: %w", err)
+		}
 	}
 	return res, nil
 }

@@ -16,6 +16,13 @@
 // (compared_fields in the JSON). The verdicts state the compressed 8-wide
 // layout beside the quad layout, on the compute scene against its targets.
 //
+// On the compute scene the ray reordering probe (-reorder, on by default;
+// the "reorder" object) sorts the rays on the host by direction octant and
+// origin Morton code, and times, in the same rounds, the quad layout's
+// intersect (76 B) on the rays in their order and sorted, the device radix
+// sort of the keys (accel.RadixSort) and a copy of the ray buffers standing
+// in for the gather; net = gain − sort − copy says whether reordering pays.
+//
 //	geometry -out benchmarks/results/geometry-h200.json
 package main
 
@@ -46,14 +53,15 @@ func main() {
 	rays := flag.Int("rays", 1<<22, "rays per batch")
 	only := flag.String("config", "", "light or compute (default both)")
 	out := flag.String("out", "", "JSON output path")
+	reorder := flag.Bool("reorder", true, "time the ray reordering probe on the compute scene")
 	flag.Parse()
-	if err := run(*ordinal, *rounds, *warmup, *sample, *rays, *only, *out); err != nil {
+	if err := run(*ordinal, *rounds, *warmup, *sample, *rays, *only, *out, *reorder); err != nil {
 		fmt.Fprintln(os.Stderr, "geometry:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ordinal, rounds, warmup, sample, rays int, only, out string) error {
+func run(ordinal, rounds, warmup, sample, rays int, only, out string, reorder bool) error {
 	d, err := launch.Open(ordinal)
 	if err != nil {
 		return err
@@ -68,14 +76,22 @@ func run(ordinal, rounds, warmup, sample, rays int, only, out string) error {
 	fmt.Printf("# rayd-go geometry benchmark on %s (cuda:%d, %d SMs, driver %d), build %s\n", info.Name, ordinal, info.SMs, ver, h.Build)
 	fmt.Printf("# %d rays, %d warm-up + %d timed rounds, variants interleaved; median (min) ms via CUDA events\n", rays, warmup, rounds)
 	for _, cfg := range configs(only, rays) {
-		res, err := benchConfig(d, cfg, rounds, warmup, sample)
+		res, err := benchConfig(d, cfg, rounds, warmup, sample, reorder)
 		if err != nil {
 			return fmt.Errorf("%s: %w", cfg.Name, err)
 		}
 		rep.Configs = append(rep.Configs, *res)
 		printConfig(res)
+		if res.Reorder != nil {
+			printReorder(res.Reorder)
+		}
 	}
 	rep.Verdicts = append(verdicts(rep.Configs), wideVerdicts(rep.Configs)...)
+	for _, c := range rep.Configs {
+		if c.Reorder != nil {
+			rep.Verdicts = append(rep.Verdicts, reorderVerdict(c.Name, c.Reorder))
+		}
+	}
 	for _, v := range rep.Verdicts {
 		fmt.Println("verdict:", v)
 	}
@@ -92,9 +108,13 @@ func run(ordinal, rounds, warmup, sample, rays int, only, out string) error {
 }
 
 // mismatched fails the run when a BVH row differs from the CPU reference
-// (OptiX rows are held to the tie rule and reported, not failed on).
+// (OptiX rows are held to the tie rule and reported, not failed on), or
+// the reordering probe's rows or device sort differ from the host's.
 func mismatched(cs []configResult) error {
 	for _, c := range cs {
+		if r := c.Reorder; r != nil && (r.Mismatches > 0 || !r.SortMatchesHost) {
+			return fmt.Errorf("%s reorder: %d of %d checked rows differ from the CPU reference, device sort order equal to the host's: %v", c.Name, r.Mismatches, r.Checked, r.SortMatchesHost)
+		}
 		for _, l := range c.Layouts {
 			for _, q := range l.Queries {
 				if l.Backend != "optix" && q.Mismatches > 0 {
