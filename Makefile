@@ -189,8 +189,9 @@ bench-geometry:
 
 ## bench-crossings: the crossings query (k = 8) against visibility on the
 ## compute scene in the same run (chords across the box, and the segments
-## bench-geometry times visibility on), both layouts, every timed launch
-## checked against the CPU reference -> $(RESULTS_DIR)/crossings-h200.json.
+## bench-geometry times visibility on), both layouts, crossings on the chords
+## under both fetch modes (FetchAuto's headline and the other one), every
+## timed launch checked against the CPU reference -> $(RESULTS_DIR)/crossings-h200.json.
 bench-crossings:
 	$(BIN)/crossings -out $(RESULTS_DIR)/crossings-h200.json
 ## bench-instances: intersect over 1,024 instances of the light grid against

@@ -25,14 +25,18 @@ type Crossings struct {
 var crossingsSlots = [...]int{8, 16, 32, 64}
 
 // crossingsEntry names the kernel for k on a node layout of width w, its
-// masked variant (face masks honoured) when masked.
-func crossingsEntry(k, w int, masked bool) string {
+// masked variant (face masks honoured) when masked, and its dynamic-fetch
+// variant (the _dyn kernels) when dyn.
+func crossingsEntry(k, w int, masked, dyn bool) string {
 	suffix := ""
 	if w == 4 {
 		suffix = "_4"
 	}
 	if masked {
 		suffix += "_masked"
+	}
+	if dyn {
+		suffix += "_dyn"
 	}
 	for _, s := range crossingsSlots {
 		if k <= s {
@@ -77,7 +81,13 @@ func (b *BVH) crossings(run runner, seg Segments, k int, out Crossings) error {
 	return b.launchCrossings(run, seg, k, out)
 }
 
-// launchCrossings is the launch behind the checks of crossings.
+// launchCrossings is the launch behind the checks of crossings. A
+// persistent launch fetches rows dynamically under FetchAuto whatever the
+// BVH's size (short false, as intersect): every crossings walk runs to the
+// segment's end, so walks are long and differ in length as much as the
+// segments do, which is where a 32-row batch waits longest for its slowest
+// row; the L2-resident exception of trace_reflections and visible (short
+// walks that end at the first or nearest hit) does not apply.
 func (b *BVH) launchCrossings(run runner, seg Segments, k int, out Crossings) error {
 	if b.opt.Width == 8 {
 		return fmt.Errorf("crossings on width %d: %w", b.opt.Width, ErrWidth)
@@ -91,5 +101,6 @@ func (b *BVH) launchCrossings(run runner, seg Segments, k int, out Crossings) er
 	if b.faceMask != nil {
 		args = append(args, b.faceMask)
 	}
-	return run.launch(ModuleCrossings, crossingsEntry(k, b.opt.Width, b.faceMask != nil), g, launch.Threads(TraceThreads), args...)
+	entry := crossingsEntry(k, b.opt.Width, b.faceMask != nil, b.dynamic(counter, false))
+	return run.launch(ModuleCrossings, entry, g, launch.Threads(TraceThreads), args...)
 }

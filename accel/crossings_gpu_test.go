@@ -11,10 +11,13 @@ import (
 )
 
 // TestGPUCrossingsAgainstReference: on child-pair and quad layouts, for k
-// on both sides of every kernel's slot count, the crossings kernels equal
-// ref.Crossings bit for bit on 65,536 random segments (inactive,
-// degenerate and non-finite rows among them) through a cloud, a grid and a
-// sphere, written into poisoned outputs; many rows overflow small k.
+// on both sides of every kernel's slot count, under FetchBatch and
+// FetchDynamic (one row a thread, and persistent launches of the default
+// grid and of 3 blocks, where every lane of the dynamic kernels takes many
+// rows), the crossings kernels equal ref.Crossings bit for bit on 65,536
+// random segments (inactive, degenerate and non-finite rows among them)
+// through a cloud, a grid and a sphere, written into poisoned outputs; many
+// rows overflow small k.
 func TestGPUCrossingsAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
 		r := rand.New(rand.NewPCG(rand.Uint64(), 11))
@@ -30,38 +33,39 @@ func TestGPUCrossingsAgainstReference(t *testing.T) {
 			act[i] = i%11 != 0
 		}
 		seg := Segments{Start: devBuf(t, s, start), End: devBuf(t, s, end), Active: devBuf(t, s, boolBytes(act)), N: n}
-		counter := devOut[uint32](t, s, 1)
-		for _, w := range []int{2, 4} {
-			b, err := BuildWith(s, tb, Options{Width: w})
-			if err != nil {
+		ks := []int{1, 8, 9, 33, geom.MaxCrossingsK}
+		wants := make([]*geom.Crossings, len(ks))
+		for j, k := range ks {
+			if wants[j], err = rs.Crossings(start, end, act, k); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = b.Close() })
-			for _, k := range []int{1, 8, 9, 33, geom.MaxCrossingsK} {
-				want, err := rs.Crossings(start, end, act, k)
-				if err != nil {
-					t.Fatal(err)
+			over := 0
+			for _, o := range wants[j].Overflow {
+				if o {
+					over++
 				}
-				for _, persistent := range []bool{false, true} {
-					sg := seg
-					if persistent {
-						sg.Counter = counter
+			}
+			if k == 1 && over < n/20 {
+				t.Fatalf("only %d of %d rows overflow k = 1", over, n)
+			}
+		}
+		for _, w := range []int{2, 4} {
+			for _, f := range []Fetch{FetchBatch, FetchDynamic} {
+				b := dynamicBVH(t, s, tb, w, f)
+				for j, k := range ks {
+					for _, blocks := range []int{-1, 0, 3} { // -1: one row a thread
+						sg := seg
+						if blocks >= 0 {
+							sg.Counter, sg.PersistentBlocks = devOut[uint32](t, s, 1), blocks
+						}
+						got := deviceCrossings(t, s, n, k, func(out Crossings) error { return b.Crossings(s, sg, k, out) })
+						want := wants[j]
+						if i := testscene.CrossingsDiff(got, want); i >= 0 {
+							t.Fatalf("width %d fetch %v k %d blocks %d: row %d differs: count %d / %d, t %v / %v, prim %v / %v",
+								w, f, k, blocks, i, got.Count[i], want.Count[i], got.T[i*k:i*k+k], want.T[i*k:i*k+k],
+								got.Prim[i*k:i*k+k], want.Prim[i*k:i*k+k])
+						}
 					}
-					got := deviceCrossings(t, s, n, k, func(out Crossings) error { return b.Crossings(s, sg, k, out) })
-					if i := testscene.CrossingsDiff(got, want); i >= 0 {
-						t.Fatalf("width %d k %d persistent %v: row %d differs: count %d / %d, t %v / %v, prim %v / %v",
-							w, k, persistent, i, got.Count[i], want.Count[i], got.T[i*k:i*k+k], want.T[i*k:i*k+k],
-							got.Prim[i*k:i*k+k], want.Prim[i*k:i*k+k])
-					}
-				}
-				over := 0
-				for _, o := range want.Overflow {
-					if o {
-						over++
-					}
-				}
-				if k == 1 && over < n/20 {
-					t.Fatalf("only %d of %d rows overflow k = 1", over, n)
 				}
 			}
 		}

@@ -8,14 +8,14 @@ import (
 
 // Fetch selects how a persistent launch (Rays.Counter or Segments.Counter
 // set) hands rows to the warps of the 2- and 4-wide intersect, compact,
-// trace_reflections and visible kernels.
+// trace_reflections, visible and crossings kernels.
 type Fetch int
 
 const (
 	// FetchAuto picks FetchDynamic for intersect (and its compact form)
-	// on every persistent launch, and for trace_reflections and visible
-	// when the BVH (nodes and triangle records) is larger than the
-	// device's L2 cache. Measured on an H200 (geometry-h200.json at
+	// and crossings on every persistent launch, and for trace_reflections
+	// and visible when the BVH (nodes and triangle records) is larger
+	// than the device's L2 cache. Measured on an H200 (geometry-h200.json at
 	// c2e04fd against 944ec92's batch kernels): compute intersect 8.73
 	// against 12.3 ms, trace_reflections(4) 24.4 against 40.2 ms, visible
 	// 7.06 against 8.8 ms; light intersect 0.418 against 0.499 ms. The
@@ -23,7 +23,10 @@ const (
 	// kinds built from the same sources (PTX JIT, a first version of the
 	// dynamic kernels): on the light scene trace_reflections(4) was
 	// slower dynamically (0.70 against 0.51 ms) and visible no faster, so
-	// those keep the batch kernels there.
+	// those keep the batch kernels there. Crossings walks run to the
+	// segment's end, longer than intersect's, so they fetch dynamically
+	// on every scene; the crossings benchmark times both kinds (its
+	// crossings_batch row).
 	FetchAuto Fetch = iota
 	// FetchBatch: each warp takes 32 rows at a time and runs them to the
 	// end of the longest (the kernels without a suffix).
@@ -82,9 +85,9 @@ func (b *BVH) walkEntry(base string, counter any, short bool) string {
 	return b.entry(base)
 }
 
-// DynamicFetch reports whether a persistent launch of intersect (short
-// false) or of trace_reflections and visible (short true) on b runs the
-// dynamic-fetch kernels.
+// DynamicFetch reports whether a persistent launch of intersect and
+// crossings (short false) or of trace_reflections and visible (short true)
+// on b runs the dynamic-fetch kernels.
 func (b *BVH) DynamicFetch(short bool) bool {
 	return b.dynamic(new(launch.Buffer[uint32]), short)
 }

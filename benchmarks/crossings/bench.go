@@ -32,11 +32,16 @@ type layoutResult struct {
 	// chords (every row).
 	MeanCount     float64 `json:"mean_count"`
 	OverflowShare float64 `json:"overflow_share"`
+	// DynamicOverBatch is the crossings median on the chords with dynamic
+	// row fetching over the one with 32-row batches (the headline query and
+	// the extra one, whichever is which).
+	DynamicOverBatch float64 `json:"crossings_dynamic_over_batch_chords"`
 }
 
 type queryResult struct {
 	Name        string           `json:"name"`
 	Segments    string           `json:"segments"`
+	Fetch       string           `json:"fetch,omitempty"` // crossings: "dynamic" or "batch" (accel.Fetch)
 	Ms          benchhead.Timing `json:"ms"`
 	NsPerRow    float64          `json:"ns_per_row"`
 	Checked     int              `json:"checked_rows"`
@@ -132,23 +137,36 @@ func (f *fixture) close() {
 	}
 }
 
-// bench builds the BVH of width w, times the four queries in interleaved
-// rounds and checks each as timed.
+// bench builds the BVH of width w twice, with Options.Fetch FetchAuto (the
+// headline queries) and with the fetch mode FetchAuto does not pick for
+// crossings, times the four queries and crossings on the chords under the
+// other mode in interleaved rounds, and checks each as timed.
 func (f *fixture) bench(w, k, rounds, warmup, sample int) (*layoutResult, error) {
 	b, err := accel.BuildGeometry(f.s, f.geo, accel.Options{Width: w}, false)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
+	mode, other := fetchModes(b.DynamicFetch(false))
+	bo, err := accel.BuildGeometry(f.s, f.geo, accel.Options{Width: w, Fetch: other}, false)
+	if err != nil {
+		return nil, err
+	}
+	defer bo.Close()
+	if bo.DynamicFetch(false) == b.DynamicFetch(false) {
+		return nil, fmt.Errorf("crossings under Fetch %v run the same kernels as under FetchAuto", other)
+	}
 	cname := fmt.Sprintf("crossings (k=%d)", k)
-	names := []string{cname, "visible", "visible", cname}
+	names := []string{cname, "visible", "visible", cname, fmt.Sprintf("crossings (k=%d, Fetch %v)", k, other)}
 	const chordsName, geomName = "chords across the box", "o -> o + d (benchmarks/geometry)"
-	segs := []string{chordsName, chordsName, geomName, geomName}
+	segs := []string{chordsName, chordsName, geomName, geomName, chordsName}
+	fetch := []string{mode.String(), "", "", mode.String(), other.String()}
 	runs := []func() error{
 		func() error { return b.Crossings(f.s, f.chords, k, f.cross) },
 		func() error { return b.Visible(f.s, f.chords, f.visChords) },
 		func() error { return b.Visible(f.s, f.geometry, f.visGeom) },
 		func() error { return b.Crossings(f.s, f.geometry, k, f.cross) },
+		func() error { return bo.Crossings(f.s, f.chords, k, f.cross) },
 	}
 	times, err := f.time(runs, rounds, warmup)
 	if err != nil {
@@ -163,13 +181,15 @@ func (f *fixture) bench(w, k, rounds, warmup, sample int) (*layoutResult, error)
 	}
 	rows := sampleRows(f.n, sample)
 	for i, name := range names {
-		q := queryResult{Name: name, Segments: segs[i], Ms: benchhead.Summarize(times[i])}
+		q := queryResult{Name: name, Segments: segs[i], Fetch: fetch[i], Ms: benchhead.Summarize(times[i])}
 		q.NsPerRow = q.Ms.Median * 1e6 / float64(f.n)
 		switch i {
 		case 0:
 			err = f.checkCrossings(runs[i], k, f.cs, f.ce, rows, &q, lr)
 		case 3:
 			err = f.checkCrossings(runs[i], k, f.gs, f.ge, rows, &q, nil)
+		case 4:
+			err = f.checkCrossings(runs[i], k, f.cs, f.ce, rows, &q, nil)
 		default:
 			out, s, e := f.visChords, f.cs, f.ce
 			if i == 2 {
@@ -185,7 +205,20 @@ func (f *fixture) bench(w, k, rounds, warmup, sample int) (*layoutResult, error)
 	lr.RatioChords = lr.Queries[0].Ms.Median / lr.Queries[1].Ms.Median
 	lr.RatioGeometry = lr.Queries[0].Ms.Median / lr.Queries[2].Ms.Median
 	lr.RatioSameGeometry = lr.Queries[3].Ms.Median / lr.Queries[2].Ms.Median
+	lr.DynamicOverBatch = lr.Queries[0].Ms.Median / lr.Queries[4].Ms.Median
+	if mode == accel.FetchBatch {
+		lr.DynamicOverBatch = 1 / lr.DynamicOverBatch
+	}
 	return lr, nil
+}
+
+// fetchModes returns the fetch mode of FetchAuto's crossings launches
+// (dynamic says whether they fetch dynamically) and the other one.
+func fetchModes(dynamic bool) (mode, other accel.Fetch) {
+	if dynamic {
+		return accel.FetchDynamic, accel.FetchBatch
+	}
+	return accel.FetchBatch, accel.FetchDynamic
 }
 
 // time runs every variant once per warm-up round, then times each once per

@@ -8,9 +8,14 @@
 // For each node layout (2-wide child-pair, 4-wide quantized) it times, with
 // CUDA events on device-resident inputs and outputs, in interleaved rounds
 // after warm-up rounds: crossings with k (default 8) and visibility on the
-// chords, and both on the geometry segments. The report gives the median
-// and minimum over rounds and the ratios of the crossings times to the
-// visibility times (target: at most 2).
+// chords, and both on the geometry segments, all on a BVH built with
+// accel.Options.Fetch FetchAuto (the headline figures); and crossings on the
+// chords on a second build of the same geometry with the fetch mode
+// FetchAuto does not pick (FetchBatch where crossings fetch rows
+// dynamically), the query row named "crossings (k=8, Fetch batch)". The
+// report gives the median and minimum over rounds, the ratios of the
+// crossings times to the visibility times (target: at most 2) and the
+// dynamic-fetch crossings time over the batch one.
 //
 // Each timed configuration is then rerun exactly as timed (the same
 // launcher, layout, k, outputs and persistent-launch counter) on poisoned
@@ -120,10 +125,11 @@ func run(ordinal, rounds, warmup, sample, rays, k int, out string) error {
 func printLayout(l *layoutResult) {
 	fmt.Printf("w%d (%d nodes, height %d)\n", l.Width, l.Nodes, l.Height)
 	for _, q := range l.Queries {
-		fmt.Printf("  %-28s %9.3f (%9.3f) ms  checked %d, mismatched %d\n", q.Name, q.Ms.Median, q.Ms.Min, q.Checked, q.Mismatches)
+		fmt.Printf("  %-32s %-8s %9.3f (%9.3f) ms  checked %d, mismatched %d\n", q.Name, q.Fetch, q.Ms.Median, q.Ms.Min, q.Checked, q.Mismatches)
 	}
 	fmt.Printf("  crossings / visible: chords %.2f, chords over geometry segments %.2f, geometry segments %.2f; chords: mean count %.2f, overflow %.4f\n",
 		l.RatioChords, l.RatioGeometry, l.RatioSameGeometry, l.MeanCount, l.OverflowShare)
+	fmt.Printf("  crossings on the chords, dynamic row fetching / 32-row batches: %.2f\n", l.DynamicOverBatch)
 }
 
 func verdicts(ls []layoutResult) []string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/internal/workload"
 )
 
@@ -35,3 +36,13 @@ func TestChordsSpanTheBox(t *testing.T) {
 }
 
 func sq(x float64) float64 { return x * x }
+
+// The extra crossings row runs the fetch mode FetchAuto does not pick.
+func TestFetchModesPairTheOtherMode(t *testing.T) {
+	mode, other := fetchModes(true)
+	require.Equal(t, accel.FetchDynamic, mode)
+	require.Equal(t, accel.FetchBatch, other)
+	mode, other = fetchModes(false)
+	require.Equal(t, accel.FetchBatch, mode)
+	require.Equal(t, accel.FetchDynamic, other)
+}
