@@ -43,8 +43,8 @@ func BenchmarkInstanceRecords(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildTLASReference times the plain reference build
-// (TestBuildTLASMatchesTheReference) on the same instances, the baseline
+// BenchmarkBuildTLASReference times the first build (the reference
+// of TestBuildTLASMatchesTheReference) on the same instances, the baseline
 // of BenchmarkBuildTLAS.
 func BenchmarkBuildTLASReference(b *testing.B) {
 	x, lo, hi := benchInstances(b)

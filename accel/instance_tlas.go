@@ -104,15 +104,16 @@ func instanceBox(r *geom.InstanceRecord, o *objectBox) (box64, float64) {
 }
 
 // BuildTLAS builds the top level over the instances of x, whose geometries
-// have the object boxes (lo, hi) (ObjectBounds). The instances are
-// sorted by the Morton code of their box centres (cubic cells, ties in id
-// order) and every range is split at its middle position, which keeps the
-// tree balanced: its depth is about log2(instances/TLASLeafSize)+1, far
-// below the kernels' stack of 64. The build is deterministic and the
-// tree's shape depends on the instance count alone (TLASNodeCount nodes).
-// It is linear after a radix sort: transform updates rebuild it rather
-// than refit it, which would keep the old placement's tree (measured on
-// the benchmark's 1,024 instances: see BenchmarkTLASBuilderReused).
+// have the object boxes (lo, hi) (ObjectBounds). Median splits on the
+// longest centroid axis keep the tree balanced: its depth is about
+// log2(instances/TLASLeafSize)+1, far below the kernels' stack of 64. The
+// build is deterministic (ties in the split order go to the lower id) and
+// the tree's shape depends on the instance count alone (TLASNodeCount
+// nodes). Transform updates rebuild it rather than refit it: a refit keeps
+// the old placement's tree. (A Morton-order build with middle-position
+// splits took 0.30 ms instead of 0.49 ms for the benchmark's 1,024
+// instances on an H200 host, but its tree made the instanced intersect
+// 17.4 ms instead of 11.2 ms.)
 func BuildTLAS(x *geom.Instances, lo, hi [][3]float64) *TLAS {
 	n := x.Len()
 	tl := &TLAS{Nodes: make([]uint32, NodeWords*TLASNodeCount(n)), Order: make([]int32, n)}
@@ -129,7 +130,7 @@ func TLASNodeCount(n int) int {
 	if TLASLeafSize == 1 { // a binary tree over n single-instance leaves
 		return n - 1
 	}
-	// Middle splits: a range of c > TLASLeafSize instances is one node
+	// Median splits: a range of c > TLASLeafSize instances is one node
 	// over ranges of c/2 and c−c/2, so the ranges of one level all have
 	// size lo or lo+1: count them level by level.
 	nodes, lo, nLo, nHi := 0, n, 1, 0 // nLo ranges of size lo, nHi of lo+1

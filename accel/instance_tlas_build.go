@@ -20,26 +20,15 @@ const (
 	tlasParallelProcs = 4
 )
 
-// mortonBits is the number of bits per axis of the top level's Morton
-// codes: the cells are cubes, 2^mortonBits of them along the longest
-// extent of the instance centroids.
-const mortonBits = 10
-
 // tlasBuilder builds top levels (BuildTLAS's tree) into caller-provided
 // nodes and order. Its scratch is kept between builds, so a builder reused
 // for every update of one instance set allocates nothing after the first
 // but its goroutines.
 type tlasBuilder struct {
 	objs  []objectBox
-	boxes []box32      // each instance's box, rounded outward to float32, by id
-	cent  [][3]float64 // each instance's centroid (twice its box centre), by id
-	kmax  []float64    // largest condition number per chunk of boxes
-	clo   [][3]float64 // centroid bounds per chunk of boxes
-	chi   [][3]float64
-	keys  []uint32 // Morton code by id
-	order []int32  // the instances in Morton order (leaf order)
-	tmp   []int32
-	count []int32
+	boxes []box32    // each instance's box, rounded outward to float32, by id
+	items []tlasItem // the instances in the order being built
+	kmax  []float64  // largest condition number per chunk of boxes
 	words []uint32
 	// serial builds on the calling goroutine alone.
 	serial bool
@@ -51,6 +40,18 @@ func newTLASBuilder() *tlasBuilder {
 	return &tlasBuilder{serial: runtime.GOMAXPROCS(0) < tlasParallelProcs}
 }
 
+// tlasItem is an instance's centroid (twice its box centre) and id. Split
+// ranges are selected in place, so every level reads its range's
+// centroids contiguously.
+type tlasItem struct {
+	key float64 // c on the axis being split
+	c   [3]float64
+	id  int32
+}
+
+// itemLess orders items by key, ties to the lower id.
+func itemLess(a, b *tlasItem) bool { return a.key < b.key || (a.key == b.key && a.id < b.id) }
+
 // build writes the top level over x into words (NodeWords·TLASNodeCount(n)
 // words, every word written) and order (n entries) and returns the world
 // slab test's scale and the tree's depth.
@@ -61,8 +62,7 @@ func (tb *tlasBuilder) build(x *geom.Instances, lo, hi [][3]float64, words []uin
 		tb.objs = append(tb.objs, newObjectBox(lo[g], hi[g]))
 	}
 	chunks := (n + tlasBoxChunk - 1) / tlasBoxChunk
-	tb.boxes, tb.cent = grow(tb.boxes, n), grow(tb.cent, n)
-	tb.kmax, tb.clo, tb.chi = grow(tb.kmax, chunks), grow(tb.clo, chunks), grow(tb.chi, chunks)
+	tb.boxes, tb.items, tb.kmax = grow(tb.boxes, n), grow(tb.items, n), grow(tb.kmax, chunks)
 	tb.words = words
 	var wg sync.WaitGroup
 	for c := range chunks {
@@ -75,14 +75,9 @@ func (tb *tlasBuilder) build(x *geom.Instances, lo, hi [][3]float64, words []uin
 	}
 	wg.Wait()
 	kmax := 1.0
-	clo, chi := tb.clo[0], tb.chi[0]
-	for c, k := range tb.kmax {
+	for _, k := range tb.kmax {
 		kmax = max(kmax, k)
-		for a := range 3 {
-			clo[a], chi[a] = min(clo[a], tb.clo[c][a]), max(chi[a], tb.chi[c][a])
-		}
 	}
-	tb.sortMorton(clo, chi)
 	// The root is a child-pair node; a scene of one leaf repeats it in
 	// both slots (its instances are tested twice, which changes nothing).
 	depth := 1
@@ -92,73 +87,26 @@ func (tb *tlasBuilder) build(x *geom.Instances, lo, hi [][3]float64, words []uin
 	} else {
 		_, depth = tb.split(0, 0, n, 1)
 	}
-	copy(order, tb.order)
+	for i := range tb.items {
+		order[i] = tb.items[i].id
+	}
 	scale := float32(math.Pow(2, math.Ceil(math.Log2(TLASInflate*kmax))))
 	tb.words = nil
 	return scale, depth
 }
 
 // instanceBoxes computes the boxes and centroids of instances [first,
-// last), chunk c, and the chunk's largest condition number and centroid
-// bounds.
+// last), chunk c, and the chunk's largest condition number.
 func (tb *tlasBuilder) instanceBoxes(x *geom.Instances, c, first, last int) {
 	kmax := 1.0
-	inf := math.Inf(1)
-	clo, chi := [3]float64{inf, inf, inf}, [3]float64{-inf, -inf, -inf}
 	for i := first; i < last; i++ {
 		r := &x.Records[i]
 		b, k := instanceBox(r, &tb.objs[r.Geometry])
 		tb.boxes[i] = outward32(b)
 		kmax = max(kmax, k)
-		cent := [3]float64{b.lo[0] + b.hi[0], b.lo[1] + b.hi[1], b.lo[2] + b.hi[2]}
-		tb.cent[i] = cent
-		for a := range 3 {
-			clo[a], chi[a] = min(clo[a], cent[a]), max(chi[a], cent[a])
-		}
+		tb.items[i] = tlasItem{c: [3]float64{b.lo[0] + b.hi[0], b.lo[1] + b.hi[1], b.lo[2] + b.hi[2]}, id: int32(i)}
 	}
-	tb.kmax[c], tb.clo[c], tb.chi[c] = kmax, clo, chi
-}
-
-// sortMorton orders the instances by the Morton code of their centroids in
-// the cubic grid over the centroid bounds [clo, chi], ties in id order (a
-// stable least-significant-digit radix sort of mortonBits-bit digits).
-func (tb *tlasBuilder) sortMorton(clo, chi [3]float64) {
-	n := len(tb.cent)
-	ext := max(chi[0]-clo[0], chi[1]-clo[1], chi[2]-clo[2])
-	inv := 0.0
-	if ext > 0 {
-		inv = (1 << mortonBits) / ext
-	}
-	tb.keys, tb.order, tb.tmp = grow(tb.keys, n), grow(tb.order, n), grow(tb.tmp, n)
-	tb.count = grow(tb.count, 1<<mortonBits)
-	for i, c := range tb.cent {
-		tb.keys[i] = expandBits(cell(c[0], clo[0], inv)) | expandBits(cell(c[1], clo[1], inv))<<1 | expandBits(cell(c[2], clo[2], inv))<<2
-		tb.order[i] = int32(i)
-	}
-	src, dst := tb.order, tb.tmp
-	for shift := 0; shift < 3*mortonBits; shift += mortonBits {
-		clear(tb.count)
-		for _, id := range src {
-			tb.count[tb.keys[id]>>shift&(1<<mortonBits-1)]++
-		}
-		sum := int32(0)
-		for d, c := range tb.count {
-			tb.count[d], sum = sum, sum+c
-		}
-		for _, id := range src {
-			d := tb.keys[id] >> shift & (1<<mortonBits - 1)
-			dst[tb.count[d]] = id
-			tb.count[d]++
-		}
-		src, dst = dst, src
-	}
-	tb.order, tb.tmp = src, dst
-}
-
-// cell is the grid cell of coordinate x on an axis starting at lo with
-// inv cells per unit, clamped to the grid.
-func cell(x, lo, inv float64) uint32 {
-	return uint32(min(max((x-lo)*inv, 0), 1<<mortonBits-1))
+	tb.kmax[c] = kmax
 }
 
 // grow returns s with length n, reusing its storage when large enough.
@@ -170,22 +118,57 @@ func grow[T any](s []T, n int) []T {
 }
 
 func (tb *tlasBuilder) leaf(first, count int) (int32, box32) {
-	ref := ^int32(first<<LeafCountBits | (count - 1))
-	b := tb.boxes[tb.order[first]]
+	b := tb.boxes[tb.items[first].id]
 	for k := first + 1; k < first+count; k++ {
-		b.grow(&tb.boxes[tb.order[k]])
+		b.grow(&tb.boxes[tb.items[k].id])
 	}
-	return ref, b
+	return ^int32(first<<LeafCountBits | (count - 1)), b
 }
 
-// split fills node ni with the two halves of order[first:first+count]
-// (the first count/2 instances in Morton order, and the others) and
+// split fills node ni with the two halves of items[first:first+count] and
 // returns the bounds of the range and the depth of its subtree's deepest
 // node. Nodes are numbered in preorder (a node's first child's subtree
 // before its second child), so a node's second child is numbered after
 // the TLASNodeCount nodes of its first.
 func (tb *tlasBuilder) split(ni, first, count, depth int) (box32, int) {
+	part := tb.items[first : first+count]
+	clo, chi := part[0].c, part[0].c
+	for k := 1; k < len(part); k++ {
+		// Plain comparisons give min and max here: centroids are finite,
+		// and a signed zero kept instead of the other leaves every extent
+		// below (and so the axis) unchanged.
+		c := &part[k].c
+		if c[0] < clo[0] {
+			clo[0] = c[0]
+		}
+		if c[0] > chi[0] {
+			chi[0] = c[0]
+		}
+		if c[1] < clo[1] {
+			clo[1] = c[1]
+		}
+		if c[1] > chi[1] {
+			chi[1] = c[1]
+		}
+		if c[2] < clo[2] {
+			clo[2] = c[2]
+		}
+		if c[2] > chi[2] {
+			chi[2] = c[2]
+		}
+	}
+	axis := 0
+	for a := 1; a < 3; a++ {
+		if chi[a]-clo[a] > chi[axis]-clo[axis] {
+			axis = a
+		}
+	}
 	half := count / 2
+	for k := range part {
+		part[k].key = part[k].c[axis]
+	}
+	selectNth(part, half)
+
 	spans := [2][2]int{{first, half}, {first + half, count - half}}
 	var refs [2]int32
 	var boxes [2]box32
@@ -224,6 +207,49 @@ func (tb *tlasBuilder) splitBoth(refs [2]int32, spans [2][2]int, depth int) (box
 	boxes[1], depths[1] = tb.split(int(refs[1]), spans[1][0], spans[1][1], depth)
 	wg.Wait()
 	return boxes, depths
+}
+
+// selectNth rearranges part so that part[:k] holds its k smallest items
+// under itemLess (the centroid coordinate on the split axis, ties to the
+// lower id) and part[k:] the others (Hoare quickselect with a
+// median-of-three pivot: deterministic, linear on average).
+func selectNth(part []tlasItem, k int) {
+	lo, hi := 0, len(part)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		if itemLess(&part[mid], &part[lo]) {
+			part[lo], part[mid] = part[mid], part[lo]
+		}
+		if itemLess(&part[hi], &part[lo]) {
+			part[lo], part[hi] = part[hi], part[lo]
+		}
+		if itemLess(&part[hi], &part[mid]) {
+			part[mid], part[hi] = part[hi], part[mid]
+		}
+		pivot := part[mid]
+		i, j := lo, hi
+		for i <= j {
+			for itemLess(&part[i], &pivot) {
+				i++
+			}
+			for itemLess(&pivot, &part[j]) {
+				j--
+			}
+			if i <= j {
+				part[i], part[j] = part[j], part[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // box32 is a box rounded outward to float32. Rounding toward −∞ (+∞) is

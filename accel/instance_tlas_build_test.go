@@ -64,7 +64,7 @@ func TestBuildTLASMatchesTheReference(t *testing.T) {
 	}
 }
 
-// TLASNodeCount counts the nodes of the middle-split shape.
+// TLASNodeCount counts the nodes of the median-split shape.
 func TestTLASNodeCount(t *testing.T) {
 	var count func(c int) int
 	count = func(c int) int {

@@ -1,11 +1,11 @@
 package accel
 
-// A plain top-level build, written for clarity: the build must reproduce
-// its nodes, order, scale and depth exactly.
+// The first top-level build (a record of the tree the kernels were
+// validated with): the current build must reproduce its nodes, order,
+// scale and depth exactly.
 
 import (
 	"math"
-	"sort"
 
 	"github.com/rayd-go/rayd/geom"
 )
@@ -48,46 +48,29 @@ func refInstanceBox(r *geom.InstanceRecord, lo, hi [3]float64) (box64, float64) 
 	return b, kappa
 }
 
-// refBuildTLAS is the reference of BuildTLAS: instance boxes and
-// condition numbers by refInstanceBox; the instances sorted stably (ties
-// in id order) by the Morton code of their centroids on the cubic grid of
-// 2^mortonBits cells along the longest extent of the centroid bounds;
-// then each range split at its middle position, nodes numbered in
-// preorder.
+// refBuildTLAS is the first top-level build, kept to check that the
+// current one produces the same tree bit for bit. It builds the top level over the instances of x, whose geometries
+// have the object boxes (lo, hi) (ObjectBounds). Median splits on the
+// longest centroid axis keep the tree balanced: its depth is about
+// log2(instances/TLASLeafSize)+1, far below the kernels' stack of 64. The
+// build is deterministic (ties in the split order go to the lower id) and
+// takes well under a millisecond for thousands of instances, so transform
+// updates rebuild it rather than refit it.
 func refBuildTLAS(x *geom.Instances, lo, hi [][3]float64) *TLAS {
 	n := x.Len()
-	tb := &refTLASBuilder{boxes: make([]box64, n), order: make([]int32, n),
+	tb := &refTLASBuilder{boxes: make([]box64, n), cents: make([][3]float64, n), order: make([]int32, n),
 		words: make([]uint32, 0, NodeWords*(2*n/TLASLeafSize+2))}
-	cents := make([][3]float64, n)
 	kmax := 1.0
-	clo, chi := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}, [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
 	for i := range x.Records {
 		r := &x.Records[i]
 		var k float64
 		tb.boxes[i], k = refInstanceBox(r, lo[r.Geometry], hi[r.Geometry])
 		kmax = max(kmax, k)
 		for a := range 3 {
-			cents[i][a] = tb.boxes[i].lo[a] + tb.boxes[i].hi[a]
-			clo[a], chi[a] = min(clo[a], cents[i][a]), max(chi[a], cents[i][a])
+			tb.cents[i][a] = tb.boxes[i].lo[a] + tb.boxes[i].hi[a]
 		}
 		tb.order[i] = int32(i)
 	}
-	ext := max(chi[0]-clo[0], chi[1]-clo[1], chi[2]-clo[2])
-	keys := make([]uint32, n)
-	for i, c := range cents {
-		var q [3]uint32
-		for a := range 3 {
-			if ext > 0 {
-				q[a] = uint32(min(max((c[a]-clo[a])*((1<<mortonBits)/ext), 0), 1<<mortonBits-1))
-			}
-		}
-		for bit := range mortonBits {
-			for a := range 3 {
-				keys[i] |= (q[a] >> bit & 1) << (3*bit + a)
-			}
-		}
-	}
-	sort.SliceStable(tb.order, func(i, j int) bool { return keys[tb.order[i]] < keys[tb.order[j]] })
 	// The root is a child-pair node; a scene of one leaf repeats it in
 	// both slots (its instances are tested twice, which changes nothing).
 	tb.alloc()
@@ -104,6 +87,7 @@ func refBuildTLAS(x *geom.Instances, lo, hi [][3]float64) *TLAS {
 
 type refTLASBuilder struct {
 	boxes []box64
+	cents [][3]float64 // twice the box centres
 	order []int32
 	words []uint32
 	depth int
@@ -127,7 +111,21 @@ func (tb *refTLASBuilder) leaf(first, count int) (int32, box64) {
 // returns the bounds of the range.
 func (tb *refTLASBuilder) split(ni, first, count, depth int) box64 {
 	tb.depth = max(tb.depth, depth)
+	part := tb.order[first : first+count]
+	clo, chi := tb.cents[part[0]], tb.cents[part[0]]
+	for _, id := range part[1:] {
+		for a := range 3 {
+			clo[a], chi[a] = min(clo[a], tb.cents[id][a]), max(chi[a], tb.cents[id][a])
+		}
+	}
+	axis := 0
+	for a := 1; a < 3; a++ {
+		if chi[a]-clo[a] > chi[axis]-clo[axis] {
+			axis = a
+		}
+	}
 	half := count / 2
+	tb.selectNth(part, half, axis)
 	var refs [2]int32
 	var boxes [2]box64
 	for c, span := range [2][2]int{{first, half}, {first + half, count - half}} {
@@ -143,6 +141,54 @@ func (tb *refTLASBuilder) split(ni, first, count, depth int) box64 {
 	all := boxes[0]
 	all.grow(boxes[1])
 	return all
+}
+
+// less orders instances by centroid along axis, ties to the lower id.
+func (tb *refTLASBuilder) less(a, b int32, axis int) bool {
+	ca, cb := tb.cents[a][axis], tb.cents[b][axis]
+	return ca < cb || (ca == cb && a < b)
+}
+
+// selectNth rearranges part so that part[:k] holds its k smallest entries
+// under less and part[k:] the others (Hoare quickselect with a
+// median-of-three pivot: deterministic, linear on average).
+func (tb *refTLASBuilder) selectNth(part []int32, k, axis int) {
+	lo, hi := 0, len(part)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		if tb.less(part[mid], part[lo], axis) {
+			part[lo], part[mid] = part[mid], part[lo]
+		}
+		if tb.less(part[hi], part[lo], axis) {
+			part[lo], part[hi] = part[hi], part[lo]
+		}
+		if tb.less(part[hi], part[mid], axis) {
+			part[mid], part[hi] = part[hi], part[mid]
+		}
+		pivot := part[mid]
+		i, j := lo, hi
+		for i <= j {
+			for tb.less(part[i], pivot, axis) {
+				i++
+			}
+			for tb.less(pivot, part[j], axis) {
+				j--
+			}
+			if i <= j {
+				part[i], part[j] = part[j], part[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // setNode writes node ni's child boxes, rounded outward to float32, and refs.
