@@ -72,90 +72,18 @@ __device__ __forceinline__ void cross_leaf(const float4* __restrict__ tris, int 
     }
 }
 
-// cross_nodes2 is the node loop of traverse (rayd.cuh) over child-pair
-// nodes with the cap fixed at tmax and no child order: it runs until the
-// lane holds a leaf while every lane of the warp does (or its walk ends).
-__device__ __forceinline__ void cross_nodes2(int* stack, int& sp, int& node, int& leaf,
-                                             const float4* __restrict__ nodes, const Ray& r, float tmin, float tmax) {
-    while ((unsigned int)node < (unsigned int)RAYD_STACK_SENTINEL) {
-        const float4* n = nodes + 4 * node;
-        float4 n0 = node_load(n + 0);
-        float4 n1 = node_load(n + 1);
-        float4 n2 = node_load(n + 2);
-        float4 n3 = node_load(n + 3);
-        int2 refs = make_int2(__float_as_int(n3.x), __float_as_int(n3.y));
-        float c0near, c0far, c1near, c1far;
-        box_span(r, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y, tmin, tmax, c0near, c0far);
-        box_span(r, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, tmin, tmax, c1near, c1far);
-        bool hit0 = c0near <= c0far;
-        bool hit1 = c1near <= c1far;
-        bool swap = hit1 && !hit0;
-        int first = swap ? refs.y : refs.x;
-        int second = swap ? refs.x : refs.y;
-        int top = stack[sp];
-        if (hit0 && hit1) stack[++sp] = second;
-        bool any_hit = hit0 || hit1;
-        node = any_hit ? first : top;
-        sp -= any_hit ? 0 : 1;
-        if (node < 0 && leaf >= 0) {
-            leaf = node;
-            node = stack[sp--];
-        }
-        if (!__any_sync(__activemask(), leaf >= 0)) break;
-    }
-}
-
-// cross_nodes4 is cross_nodes2 over quad nodes (traverse4's node loop): every
-// hit slot is visited; slots are taken in the node's order.
-__device__ __forceinline__ void cross_nodes4(int* stack, int& sp, int& node, int& leaf,
-                                             const float4* __restrict__ nodes, const Ray& r, float tmin, float tmax) {
-    while ((unsigned int)node < (unsigned int)RAYD_STACK_SENTINEL) {
-        const float4* n = nodes + 4 * node;
-        float4 h = node_load(n + 0);
-        float4 qa = node_load(n + 1);
-        float4 qb = node_load(n + 2);
-        float4 qc = node_load(n + 3);
-        unsigned int meta = __float_as_uint(h.w);
-        float sx = __fmul_rn(__uint_as_float((meta & 0xffu) << 23), r.ix);
-        float sy = __fmul_rn(__uint_as_float(((meta >> 8) & 0xffu) << 23), r.iy);
-        float sz = __fmul_rn(__uint_as_float(((meta >> 16) & 0xffu) << 23), r.iz);
-        float blx = fmaf(h.x, r.ix, r.nlx), bhx = fmaf(h.x, r.ix, r.nhx);
-        float bly = fmaf(h.y, r.iy, r.nly), bhy = fmaf(h.y, r.iy, r.nhy);
-        float blz = fmaf(h.z, r.iz, r.nlz), bhz = fmaf(h.z, r.iz, r.nhz);
-        unsigned int slots = meta >> 24;
-        unsigned int qlx = __float_as_uint(qa.x), qhx = __float_as_uint(qa.y);
-        unsigned int qly = __float_as_uint(qa.z), qhy = __float_as_uint(qa.w);
-        unsigned int qlz = __float_as_uint(qb.x), qhz = __float_as_uint(qb.y);
-        int ref[4] = {__float_as_int(qb.z), __float_as_int(qb.w), __float_as_int(qc.x), __float_as_int(qc.y)};
-        bool hit[4];
-#pragma unroll
-        for (unsigned int c = 0; c < 4; ++c) {
-            float ax = fmaf(byte_float(qlx, c), sx, blx), bx = fmaf(byte_float(qhx, c), sx, bhx);
-            float ay = fmaf(byte_float(qly, c), sy, bly), by = fmaf(byte_float(qhy, c), sy, bhy);
-            float az = fmaf(byte_float(qlz, c), sz, blz), bz = fmaf(byte_float(qhz, c), sz, bhz);
-            float tnear = fmaxf(fmaxf(fminf(ax, bx), fminf(ay, by)), fmaxf(fminf(az, bz), tmin));
-            float tfar = fminf(fminf(fmaxf(ax, bx), fmaxf(ay, by)), fminf(fmaxf(az, bz), tmax));
-            hit[c] = c < slots && tnear <= tfar;
-        }
-        // Push the hit slots but the first, descend into the first.
-        int top = stack[sp];
-        int next = RAYD_STACK_SENTINEL;
-        bool any_hit = false;
-#pragma unroll
-        for (int c = 3; c >= 0; --c) {
-            if (!hit[c]) continue;
-            if (any_hit) stack[++sp] = next;
-            next = ref[c];
-            any_hit = true;
-        }
-        node = any_hit ? next : top;
-        sp -= any_hit ? 0 : 1;
-        if (node < 0 && leaf >= 0) {
-            leaf = node;
-            node = stack[sp--];
-        }
-        if (!__any_sync(__activemask(), leaf >= 0)) break;
-    }
+// cross_nodes is the node loop of a walk of width W with the cap fixed at
+// tmax and the hit children taken in slot order: rayd.cuh's any-mode node
+// phase (node_phase2 / node_phase4) with a best that stays at tmax. It runs
+// until the lane holds a leaf while every lane of the warp does (or its
+// walk ends).
+template <int W>
+__device__ __forceinline__ void cross_nodes(int* stack, int& sp, int& node, int& leaf,
+                                            const float4* __restrict__ nodes, const Ray& r, float tmin, float tmax) {
+    Best cap;
+    cap.t = tmax;
+    if constexpr (W == 2) node_phase2<true>(stack, sp, node, leaf, nodes, r, tmin, cap);
+    else node_phase4<true>(stack, sp, node, leaf, nodes, r, tmin, cap);
 }
 
 // cross_leaves tests the postponed leaf and every leaf that follows it
@@ -186,8 +114,7 @@ __device__ __forceinline__ void cross_walk(const float4* __restrict__ nodes, con
     int node = 0;
     int leaf = 0;
     while (node != RAYD_STACK_SENTINEL) {
-        if (W == 2) cross_nodes2(stack, sp, node, leaf, nodes, r, tmin, tmax);
-        else cross_nodes4(stack, sp, node, leaf, nodes, r, tmin, tmax);
+        cross_nodes<W>(stack, sp, node, leaf, nodes, r, tmin, tmax);
         cross_leaves<K, MASKED>(stack, sp, node, leaf, tris, r, tmin, tmax, face_mask, kept);
     }
 }
@@ -294,8 +221,7 @@ __device__ __forceinline__ void crossings_kernel(const float4* __restrict__ node
             }
             if (row >= 0) {
                 if (node != RAYD_STACK_SENTINEL) {
-                    if (W == 2) cross_nodes2(stack, sp, node, leaf, nodes, r, RAYD_MULTIPATH_TMIN, tmax);
-                    else cross_nodes4(stack, sp, node, leaf, nodes, r, RAYD_MULTIPATH_TMIN, tmax);
+                    cross_nodes<W>(stack, sp, node, leaf, nodes, r, RAYD_MULTIPATH_TMIN, tmax);
                     cross_leaves<K, MASKED>(stack, sp, node, leaf, tris, r, RAYD_MULTIPATH_TMIN, tmax, face_mask,
                                             kept);
                 }
