@@ -25,9 +25,9 @@ const boxWords = 9
 
 // ErrReorderArgument is returned (wrapped) by NewReorderer and the
 // Reorderer's methods for arguments they cannot run with: a nil device,
-// stream, BVH or Reorderer, a closed Reorderer, a stream of another device,
-// a batch larger than the Reorderer's capacity, or rays and hits the
-// intersect would refuse.
+// stream, BVH or Reorderer, a closed Reorderer, a stream or BVH of another
+// device than the Reorderer's, a batch larger than the Reorderer's
+// capacity, or rays and hits the intersect would refuse.
 var ErrReorderArgument = errors.New("accel: invalid ray reordering argument")
 
 // Reorderer runs a query on rays sorted for coherence and returns the
@@ -187,6 +187,9 @@ func (r *Reorderer) check(s *launch.Stream, bvh *BVH, rays Rays, flags geom.Flag
 	}
 	if err := r.checkRays(s, rays); err != nil {
 		return err
+	}
+	if bvh.Device() != r.d {
+		return fmt.Errorf("%w: BVH of another device", ErrReorderArgument)
 	}
 	if err := checkIntersect(rays, flags, out); err != nil {
 		return fmt.Errorf("%w: %w", ErrReorderArgument, err)

@@ -126,27 +126,33 @@ func TestReordererRefusesBadArguments(t *testing.T) {
 	closed := fakeReorderer(10)
 	closed.closed = true
 	var nilR *Reorderer
-	for name, err := range map[string]error{
-		"nil Reorderer":   nilR.Intersect(s, b, rays, geom.FlagsAll, out),
-		"closed":          closed.Intersect(s, b, rays, geom.FlagsAll, out),
-		"nil stream":      fakeReorderer(10).Intersect(nil, b, rays, geom.FlagsAll, out),
-		"nil BVH":         fakeReorderer(10).Intersect(s, nil, rays, geom.FlagsAll, out),
-		"over capacity":   fakeReorderer(9).Intersect(s, b, rays, geom.FlagsAll, out),
-		"no origins":      fakeReorderer(10).Intersect(s, b, Rays{D: rays.D, N: 10}, geom.FlagsAll, out),
-		"negative rows":   fakeReorderer(10).Intersect(s, b, Rays{O: rays.O, D: rays.D, N: -1}, geom.FlagsAll, out),
-		"short rays":      fakeReorderer(10).Intersect(s, b, rays, geom.FlagsAll, out), // the buffers hold nothing
-		"no t":            fakeReorderer(10).Intersect(s, b, Rays{O: rays.O, D: rays.D}, geom.FlagsAll, Hits{}),
-		"bad flags":       fakeReorderer(10).Intersect(s, b, Rays{O: rays.O, D: rays.D}, geom.Flags(8), out),
-		"keys nil stream": fakeReorderer(10).Keys(nil, rays),
-		"sort over cap":   fakeReorderer(10).Sort(s, 11),
-		"gather closed":   closed.Gather(s, rays),
-		"sorted nil BVH":  fakeReorderer(10).IntersectSorted(s, nil, rays, geom.FlagsAll, out),
-		"scatter no t":    fakeReorderer(10).Scatter(s, 0, geom.FlagsAll, Hits{}),
+	none := Rays{O: rays.O, D: rays.D} // no rows: the batch itself passes
+	for _, c := range []struct {
+		name, want string
+		err        error
+	}{
+		{"nil Reorderer", "nil Reorderer", nilR.Intersect(s, b, rays, geom.FlagsAll, out)},
+		{"closed", "closed Reorderer", closed.Intersect(s, b, rays, geom.FlagsAll, out)},
+		{"nil stream", "nil stream", fakeReorderer(10).Intersect(nil, b, rays, geom.FlagsAll, out)},
+		{"nil BVH", "nil BVH", fakeReorderer(10).Intersect(s, nil, rays, geom.FlagsAll, out)},
+		{"BVH elsewhere", "BVH of another device", fakeReorderer(10).Intersect(s, &BVH{dev: new(launch.Device)}, none, geom.FlagsAll, out)},
+		{"over capacity", "10 rays, scratch for 9", fakeReorderer(9).Intersect(s, b, rays, geom.FlagsAll, out)},
+		{"no origins", "Rays.O and Rays.D are required", fakeReorderer(10).Intersect(s, b, Rays{D: rays.D, N: 10}, geom.FlagsAll, out)},
+		{"negative rows", "ray count -1", fakeReorderer(10).Intersect(s, b, Rays{O: rays.O, D: rays.D, N: -1}, geom.FlagsAll, out)},
+		{"short rays", "Rays.O holds 0 elements", fakeReorderer(10).Intersect(s, b, rays, geom.FlagsAll, out)},
+		{"no t", "Hits.T is required", fakeReorderer(10).Intersect(s, b, none, geom.FlagsAll, Hits{})},
+		{"bad flags", "outside FlagsAll", fakeReorderer(10).Intersect(s, b, none, geom.Flags(8), out)},
+		{"keys nil stream", "nil stream", fakeReorderer(10).Keys(nil, rays)},
+		{"sort over cap", "11 rays, scratch for 10", fakeReorderer(10).Sort(s, 11)},
+		{"gather closed", "closed Reorderer", closed.Gather(s, rays)},
+		{"sorted nil BVH", "nil BVH", fakeReorderer(10).IntersectSorted(s, nil, rays, geom.FlagsAll, out)},
+		{"scatter no t", "Hits.T is required", fakeReorderer(10).Scatter(s, 0, geom.FlagsAll, Hits{})},
 	} {
-		assert.ErrorIs(t, err, ErrReorderArgument, name)
+		assert.ErrorIs(t, c.err, ErrReorderArgument, c.name)
+		assert.ErrorContains(t, c.err, c.want, c.name)
 	}
 	// An empty batch queues nothing and succeeds.
-	empty := Rays{O: rays.O, D: rays.D}
+	empty := none
 	r := fakeReorderer(10)
 	for name, err := range map[string]error{
 		"intersect": r.Intersect(s, b, empty, geom.FlagsAll, out), "keys": r.Keys(s, empty), "sort": r.Sort(s, 0),
