@@ -183,7 +183,8 @@ bench-coldstart:
 
 ## bench-geometry: single-device BVH benchmark (light and compute; the 2-,
 ## 4- and compressed 8-wide layouts and OptiX; on compute the ray reordering
-## probe, -reorder=false to leave it out) -> $(RESULTS_DIR)/geometry-h200.json.
+## probe: accel.Reorderer's device pipeline end to end and its parts against
+## the plain intersect, -reorder=false to leave it out) -> $(RESULTS_DIR)/geometry-h200.json.
 bench-geometry:
 	$(BIN)/geometry -out $(RESULTS_DIR)/geometry-h200.json
 

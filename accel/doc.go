@@ -16,6 +16,11 @@
 // same tables with the same Options, through the kernels' one epilogue, so
 // the result is bitwise Intersect's (compact.go).
 //
+// A Reorderer runs Intersect on the rays sorted by direction octant and
+// origin Morton code (keys, RadixSort, gather; ptx/src/reorder.cu) and
+// scatters the record back to ray order, bit for bit Intersect's; the
+// geometry benchmark measures whether it pays end to end (reorder.go).
+//
 // Place in the graph (ARCHITECTURE.md): engine/cuda, replica → accel →
 // launch → ptx/driver. accel imports launch, geom, edge (the pure edge
 // table) and rf (the RF records) only; it never imports driver or unsafe.

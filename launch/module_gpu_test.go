@@ -130,6 +130,7 @@ var trivialKernels = map[string]trivialKernel{
 	"visibility": zeroLaunch("visibility", "rayd_segment_blockers"),
 	"crossings":  zeroLaunch("crossings", "rayd_crossings8"),
 	"winding":    zeroLaunch("winding", "rayd_winding_sums"),
+	"reorder":    zeroLaunch("reorder", "rayd_reorder_keys"),
 	"instance":   zeroLaunch("instance", "rayd_intersect_instanced"),
 	"vjp":        zeroLaunch("vjp", "rayd_intersect_vjp"),
 }

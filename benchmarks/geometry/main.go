@@ -17,11 +17,14 @@
 // layout beside the quad layout, on the compute scene against its targets.
 //
 // On the compute scene the ray reordering probe (-reorder, on by default;
-// the "reorder" object) sorts the rays on the host by direction octant and
-// origin Morton code, and times, in the same rounds, the quad layout's
-// intersect (76 B) on the rays in their order and sorted, the device radix
-// sort of the keys (accel.RadixSort) and a copy of the ray buffers standing
-// in for the gather; net = gain − sort − copy says whether reordering pays.
+// the "reorder" object) times, in the same rounds as the quad layout's
+// plain intersect (76 B), the whole device pipeline of accel.Reorderer
+// (keys, radix sort, gather, intersect on the sorted rays, scatter back to
+// ray order) and each of its parts alone; reordering pays only when the
+// pipeline's median is below the plain intersect's (pipeline_net_ms > 0).
+// It also keeps the estimate: the rays sorted on the host by the same key,
+// the device radix sort of the keys (accel.RadixSort) and a copy of the ray
+// buffers standing in for the gather (net = gain − sort − copy).
 //
 //	geometry -out benchmarks/results/geometry-h200.json
 package main
@@ -109,11 +112,15 @@ func run(ordinal, rounds, warmup, sample, rays int, only, out string, reorder bo
 
 // mismatched fails the run when a BVH row differs from the CPU reference
 // (OptiX rows are held to the tie rule and reported, not failed on), or
-// the reordering probe's rows or device sort differ from the host's.
+// the reordering probe's rows (host-sorted or from the device pipeline) or
+// device orders differ from the reference's and the host's.
 func mismatched(cs []configResult) error {
 	for _, c := range cs {
 		if r := c.Reorder; r != nil && (r.Mismatches > 0 || !r.SortMatchesHost) {
 			return fmt.Errorf("%s reorder: %d of %d checked rows differ from the CPU reference, device sort order equal to the host's: %v", c.Name, r.Mismatches, r.Checked, r.SortMatchesHost)
+		}
+		if r := c.Reorder; r != nil && (r.PipelineMismatches > 0 || !r.PipelineOrderMatchesHost) {
+			return fmt.Errorf("%s reorder pipeline: %d of %d checked rows differ from the CPU reference, device order equal to the host's: %v", c.Name, r.PipelineMismatches, r.PipelineChecked, r.PipelineOrderMatchesHost)
 		}
 		for _, l := range c.Layouts {
 			for _, q := range l.Queries {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"math"
+	"encoding/json"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -9,71 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestOctantIsTheDirectionSigns(t *testing.T) {
-	negZero := float32(math.Copysign(0, -1))
-	for _, c := range []struct {
-		d    [3]float32
-		want uint32
-	}{
-		{[3]float32{1, 1, 1}, 0}, {[3]float32{1, 1, -1}, 1}, {[3]float32{1, -1, 1}, 2},
-		{[3]float32{-1, 1, 1}, 4}, {[3]float32{-1, -1, -1}, 7}, {[3]float32{negZero, 0, -2}, 1},
-	} {
-		assert.Equal(t, c.want, octant(c.d[0], c.d[1], c.d[2]), "%v", c.d)
-	}
-}
-
-func TestCellQuantizesIntoTheBox(t *testing.T) {
-	nan := float32(math.NaN())
-	for _, c := range []struct {
-		v, lo, hi float32
-		want      uint32
-	}{
-		{0, 0, 1, 0}, {0.5, 0, 1, 512}, {1, 0, 1, 1023}, {-1, 0, 1, 0}, {2, 0, 1, 1023},
-		{3, -1, 7, 512}, {5, 5, 5, 0}, {nan, 0, 1, 0},
-	} {
-		assert.Equal(t, c.want, cell(c.v, c.lo, c.hi), "%v in [%v, %v]", c.v, c.lo, c.hi)
-	}
-}
-
-func TestMorton30InterleavesXHigh(t *testing.T) {
-	assert.Equal(t, uint32(0b100), morton30(1, 0, 0))
-	assert.Equal(t, uint32(0b010), morton30(0, 1, 0))
-	assert.Equal(t, uint32(0b001), morton30(0, 0, 1))
-	assert.Equal(t, uint32(0b100_000), morton30(2, 0, 0))
-	assert.Equal(t, uint32(0b100_100), morton30(3, 0, 0))
-	assert.Equal(t, uint32(0b101_011), morton30(2, 1, 3))
-	assert.Equal(t, uint32(1<<30-1), morton30(1023, 1023, 1023))
-	assert.Equal(t, uint32(1<<29), morton30(512, 0, 0))
-}
-
-// TestRayKeyPutsTheOctantAboveTheMortonCode: the octant in bits 31..29,
-// below it the origin's Morton code without its lowest bit.
-func TestRayKeyPutsTheOctantAboveTheMortonCode(t *testing.T) {
-	lo, hi := [3]float32{0, 0, 0}, [3]float32{1024, 1024, 1024}
-	up := [3]float32{1, 1, 1}
-	key := func(o, d [3]float32) uint32 { return rayKey(o, d, lo, hi) }
-	assert.Equal(t, uint32(0), key([3]float32{0, 0, 0}, up))
-	assert.Equal(t, uint32(2), key([3]float32{1, 0, 0}, up))  // Morton 0b100
-	assert.Equal(t, uint32(1), key([3]float32{0, 1, 0}, up))  // Morton 0b010
-	assert.Equal(t, uint32(0), key([3]float32{0, 0, 1}, up))  // Morton 0b001, the dropped bit
-	assert.Equal(t, uint32(16), key([3]float32{2, 0, 0}, up)) // Morton 0b100000
-	assert.Equal(t, uint32(21), key([3]float32{2, 1, 3}, up)) // Morton 0b101011
-	assert.Equal(t, uint32(1<<29-1), key(hi, up))             // every cell 1023
-	assert.Equal(t, uint32(4<<29), key(lo, [3]float32{-1, 1, 1}))
-	assert.Equal(t, uint32(7<<29|(1<<29-1)), key(hi, [3]float32{-1, -1, -1}))
-	assert.Less(t, key(hi, up), key(lo, [3]float32{1, 1, -1}), "the octant orders before the origin")
-}
-
-func TestRayKeysUseTheOriginsBox(t *testing.T) {
-	o := []float32{-1, 2, 10, 3, 6, 20, 1, 4, 15}
-	d := []float32{1, 1, 1, -1, 1, 1, 1, 1, -1}
-	keys := rayKeys(o, d)
-	require.Len(t, keys, 3)
-	assert.Equal(t, uint32(0), keys[0], "the box's low corner")
-	assert.Equal(t, uint32(4<<29|(1<<29-1)), keys[1], "the box's high corner, x negative")
-	assert.Equal(t, uint32(1<<29|morton30(512, 512, 512)>>1), keys[2], "the centre, z negative")
-}
 
 func TestStableOrderSortsKeysKeepingTiesInInputOrder(t *testing.T) {
 	assert.Equal(t, []int32{3, 1, 4, 0, 2}, stableOrder([]uint32{3, 1, 3, 0, 1}))
@@ -120,31 +55,86 @@ func TestGatherAndOriginalRowsAgree(t *testing.T) {
 	}
 }
 
+// TestReorderNetAndVerdict: the verdict is the end-to-end pipeline's
+// (pays only below the plain intersect's median), the estimate keeps
+// net = gain − sort − copy with its own verdict.
 func TestReorderNetAndVerdict(t *testing.T) {
 	r := &reorderResult{OriginalMs: timing{Median: 9}, ReorderedMs: timing{Median: 7}, SortMs: timing{Median: 0.5}, RayCopyMs: timing{Median: 0.25},
 		Checked: 10, SortMatchesHost: true, Launch: "quad"}
+	r.PipelineMs = timing{Median: 8.5}
+	r.KeysMs, r.DeviceSortMs, r.GatherMs = timing{Median: 0.125}, timing{Median: 0.5}, timing{Median: 0.25}
+	r.SortedIntersectMs, r.ScatterMs = timing{Median: 7}, timing{Median: 0.5}
+	r.PipelineChecked, r.PipelineOrderMatchesHost = 12, true
 	finishReorder(r)
 	assert.InDelta(t, 2, r.GainMs, 1e-12)
 	assert.InDelta(t, 1.25, r.NetMs, 1e-12)
+	assert.Equal(t, "pays", r.EstimateVerdict)
+	assert.InDelta(t, 0.5, r.PipelineNetMs, 1e-12)
+	assert.InDelta(t, 8.375, r.PartsMs, 1e-12)
 	assert.Equal(t, "pays", r.Verdict)
 	v := reorderVerdict("compute", r)
-	assert.Contains(t, v, "measured (not a target)")
-	assert.Contains(t, v, "net 1.250 ms, reordering pays")
+	assert.Contains(t, v, "measured end to end (not a target)")
+	assert.Contains(t, v, "8.500 ms: net 0.500 ms, reordering pays")
+	assert.Contains(t, v, "(sum 8.375 ms)")
+	assert.Contains(t, v, "12/12 sampled rows of its output bitwise equal")
+	assert.Contains(t, v, "estimate net 1.250 ms, pays")
 	assert.Contains(t, v, "10/10 sampled reordered rows bitwise equal")
+
+	// The estimate pays, the pipeline does not: the verdict follows the
+	// pipeline.
+	r.PipelineMs.Median = 9.25
+	finishReorder(r)
+	assert.InDelta(t, -0.25, r.PipelineNetMs, 1e-12)
+	assert.Equal(t, "does not pay", r.Verdict)
+	assert.Equal(t, "pays", r.EstimateVerdict)
+	assert.Contains(t, reorderVerdict("compute", r), "net -0.250 ms, reordering does not pay")
 
 	r.ReorderedMs.Median = 8.9
 	finishReorder(r)
 	assert.InDelta(t, -0.65, r.NetMs, 1e-12)
+	assert.Equal(t, "does not pay", r.EstimateVerdict)
+
+	// A pipeline never timed does not pay.
+	r.PipelineMs = timing{}
+	finishReorder(r)
 	assert.Equal(t, "does not pay", r.Verdict)
-	assert.Contains(t, reorderVerdict("compute", r), "reordering does not pay")
 }
 
 func TestMismatchedFailsOnTheReorderProbe(t *testing.T) {
 	c := configResult{Name: "compute", Layouts: []layoutResult{layout("bvh", 4, 1.4, 8.7, 0)},
-		Reorder: &reorderResult{Checked: 10, SortMatchesHost: true}}
+		Reorder: &reorderResult{Checked: 10, SortMatchesHost: true,
+			pipelineResult: pipelineResult{PipelineChecked: 10, PipelineOrderMatchesHost: true}}}
 	assert.NoError(t, mismatched([]configResult{c}))
 	c.Reorder.Mismatches = 1
 	assert.ErrorContains(t, mismatched([]configResult{c}), "compute reorder: 1 of 10")
 	c.Reorder.Mismatches, c.Reorder.SortMatchesHost = 0, false
 	assert.ErrorContains(t, mismatched([]configResult{c}), "device sort order equal to the host's: false")
+	c.Reorder.SortMatchesHost = true
+	c.Reorder.PipelineMismatches = 2
+	assert.ErrorContains(t, mismatched([]configResult{c}), "compute reorder pipeline: 2 of 10")
+	c.Reorder.PipelineMismatches, c.Reorder.PipelineOrderMatchesHost = 0, false
+	assert.ErrorContains(t, mismatched([]configResult{c}), "device order equal to the host's: false")
+	c.Reorder.PipelineOrderMatchesHost = true
+	assert.NoError(t, mismatched([]configResult{c}))
+}
+
+// TestReorderJSONKeepsTheEstimateAndAddsThePipeline: the estimate's fields
+// keep their names beside the pipeline's, flattened into one object.
+func TestReorderJSONKeepsTheEstimateAndAddsThePipeline(t *testing.T) {
+	r := &reorderResult{OriginalMs: timing{Median: 9}, ReorderedMs: timing{Median: 7}}
+	r.PipelineMs = timing{Median: 8}
+	finishReorder(r)
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var fields map[string]any
+	require.NoError(t, json.Unmarshal(b, &fields))
+	for _, k := range []string{"keys", "launch", "original_ms", "reordered_ms", "gain_ms", "sort_ms", "ray_copy_ms", "net_ms",
+		"verdict", "not_counted", "checked_rows", "mismatched_rows", "device_sort_matches_host_order",
+		"pipeline", "pipeline_ms", "pipeline_net_ms", "pipeline_keys_ms", "pipeline_sort_ms", "pipeline_gather_ms",
+		"pipeline_intersect_ms", "pipeline_scatter_ms", "pipeline_parts_sum_ms", "pipeline_checked_rows",
+		"pipeline_mismatched_rows", "pipeline_order_matches_host", "estimate_verdict", "verdict_basis"} {
+		assert.Contains(t, fields, k)
+	}
+	assert.Equal(t, "pays", fields["verdict"])
+	assert.InDelta(t, 1.0, fields["pipeline_net_ms"], 1e-12)
 }
