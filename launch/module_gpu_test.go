@@ -131,6 +131,7 @@ var trivialKernels = map[string]trivialKernel{
 	"crossings":  zeroLaunch("crossings", "rayd_crossings8"),
 	"winding":    zeroLaunch("winding", "rayd_winding_sums"),
 	"instance":   zeroLaunch("instance", "rayd_intersect_instanced"),
+	"tlas_build": zeroLaunch("tlas_build", "rayd_tlas_build"), // n = 0: no work
 	"vjp":        zeroLaunch("vjp", "rayd_intersect_vjp"),
 }
 
