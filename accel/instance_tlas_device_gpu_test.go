@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/gputest"
 	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
@@ -137,4 +138,29 @@ func TestGPUInstanceLayerTopLevel(t *testing.T) {
 			require.NoError(t, l.Close())
 		}
 	})
+}
+
+// BenchmarkGPUTLASBuild times rayd_tlas_build over the instanced
+// benchmark's 1,024 instances (launch and completion, records already on
+// the device).
+func BenchmarkGPUTLASBuild(b *testing.B) {
+	o := gputest.MustHaveDevices(b, 1)[0]
+	s := deviceStream(b, o)
+	x, lo, hi := benchInstances(b)
+	n := x.Len()
+	a := tlasDeviceArgs{inst: devBuf(b, s, InstanceRecords(x)), objs: devBuf(b, s, objectBoxData(lo, hi)),
+		nodes: devOut[uint32](b, s, NodeWords*TLASNodeCount(n)), order: devOut[int32](b, s, n),
+		cent: devOut[float64](b, s, 3*n), box: devOut[uint32](b, s, tlasBoxWords*n)}
+	run := func() {
+		if err := launchTLASBuild(streamRunner{s}, a, n); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Synchronize(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run() // loads the module
+	for b.Loop() {
+		run()
+	}
 }

@@ -81,8 +81,14 @@ type stageLayout struct {
 	stageFrom, stageWords int // the staging words' place in the device buffer
 }
 
-func newStageLayout(n int) stageLayout {
-	l := stageLayout{n: n, numNodes: TLASNodeCount(n), onDevice: tlasOnDevice(n)}
+// newStageLayout is the layout of n instances, built where tlasOnDevice
+// says.
+func newStageLayout(n int) stageLayout { return stageLayoutFor(n, tlasOnDevice(n)) }
+
+// stageLayoutFor is the layout of n instances whose top level is built on
+// the device (onDevice, which needs tlasOnDevice(n)) or on the host.
+func stageLayoutFor(n int, onDevice bool) stageLayout {
+	l := stageLayout{n: n, numNodes: TLASNodeCount(n), onDevice: onDevice}
 	l.nodeWords, l.recWords = NodeWords*l.numNodes, InstanceRecordWords*n
 	l.recs = l.nodeWords
 	l.order = l.recs + l.recWords
