@@ -38,16 +38,41 @@ func tlasSizes(r *rand.Rand) []int {
 	return sizes
 }
 
+// tlasFarCase is tlasCase with translations near the float32 range's
+// ends: boxes whose outward rounding overflows to ±MaxFloat32 and ±Inf,
+// and translations among the float32 subnormals.
+func tlasFarCase(t *testing.T, r *rand.Rand, n int) (*geom.Instances, [][3]float64, [][3]float64) {
+	t.Helper()
+	x, lo, hi := tlasCase(t, r, n)
+	far := []float32{math.MaxFloat32, -math.MaxFloat32, 1e38, -3e38, 1e-40, -1e-44, 0}
+	moved := make([]geom.Transform, n)
+	for i := range moved {
+		moved[i] = x.Records[i].Transform
+		for k := range 3 {
+			if r.IntN(2) == 0 {
+				moved[i][4*k+3] = far[r.IntN(len(far))]
+			}
+		}
+	}
+	require.NoError(t, x.SetTransforms(0, moved))
+	return x, lo, hi
+}
+
 // TestGPUTLASBuildMatchesHost: rayd_tlas_build writes BuildTLAS's nodes
 // and leaf order word for word, into poisoned buffers, for random instance
 // sets with centroid ties (tlasCase) of every size class from 1 to
-// TLASDeviceMax.
+// TLASDeviceMax, and sets placed near the float32 range's ends
+// (tlasFarCase).
 func TestGPUTLASBuildMatchesHost(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
 		r := testscene.Rand(t)
 		const poison = 0xdeadbeef
-		for _, n := range tlasSizes(r) {
+		sizes := tlasSizes(r)
+		for k, n := range append(sizes, 1, 2, 7, 100, TLASDeviceMax) {
 			x, lo, hi := tlasCase(t, r, n)
+			if k >= len(sizes) {
+				x, lo, hi = tlasFarCase(t, r, n)
+			}
 			want := BuildTLAS(x, lo, hi)
 			nodes := len(want.Nodes)
 			a := tlasDeviceArgs{inst: devBuf(t, s, InstanceRecords(x)), objs: devBuf(t, s, objectBoxData(lo, hi)),
