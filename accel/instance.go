@@ -19,9 +19,10 @@ const InstanceRecordWords = 24
 
 // InstanceLayer is the device side of a scene with instances: one BVH per
 // geometry (mesh) in its object space, built once, and the instance records
-// with a top-level BVH over the instances' world boxes, rebuilt on the host
-// and uploaded whenever transforms change (a few microseconds per thousand
-// instances).
+// with a top-level BVH over the instances' world boxes, rebuilt whenever
+// transforms change: on the device from the uploaded records up to
+// TLASDeviceMax instances (rayd_tlas_build, BuildTLAS's words exactly),
+// else on the host and uploaded.
 type InstanceLayer struct {
 	dev      *launch.Device
 	blas     []*BVH
@@ -109,11 +110,14 @@ func InstanceRecords(x *geom.Instances) []float32 {
 	return out
 }
 
-// Update rebuilds the top level over x's current transforms and uploads it
-// with the instance records, on s, in one asynchronous copy from staging
-// memory that the next Update reuses once the copy has completed; the
-// geometries' BVHs are untouched. The instance count must not change.
-// Returns when queued (x may change again at once).
+// Update uploads x's current instance records and rebuilds the top level
+// over them, on s: one asynchronous copy from staging memory that the next
+// Update reuses once the copy has completed, then, up to TLASDeviceMax
+// instances, one kernel that builds the top level on the device (the host
+// computes only its slab scale); above, the host builds it into the
+// staging memory and the same copy carries it. The geometries' BVHs are
+// untouched. The instance count must not change. Returns when queued (x
+// may change again at once).
 func (l *InstanceLayer) Update(s *launch.Stream, x *geom.Instances) error {
 	if l.inst != nil && x.Len() != l.numInst {
 		return fmt.Errorf("accel: %d instances, the layer was built for %d", x.Len(), l.numInst)

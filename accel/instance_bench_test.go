@@ -74,9 +74,11 @@ func BenchmarkTLASBuilderReused(b *testing.B) {
 
 // BenchmarkInstanceUpdateHost times the host side of an update of the
 // 1,024 instances (after SetTransforms): "reference" with the reference
-// build and InstanceRecords (three arrays to upload), "stage"
-// as InstanceLayer.Update does it (the top level, records and order
-// written into the one staging buffer by the layer's reused builder).
+// build and InstanceRecords (three arrays to upload), "stage-host" as
+// InstanceLayer.Update does it when the host builds the top level (the top
+// level, records and order written into the one staging buffer by the
+// layer's reused builder), "stage-device" as it does for a device build
+// (the records and the slab scale).
 func BenchmarkInstanceUpdateHost(b *testing.B) {
 	x, lo, hi := benchInstances(b)
 	b.Run("reference", func(b *testing.B) {
@@ -86,13 +88,16 @@ func BenchmarkInstanceUpdateHost(b *testing.B) {
 			InstanceRecords(x)
 		}
 	})
-	b.Run("stage", func(b *testing.B) {
-		n := x.Len()
-		st := instanceStage{numNodes: TLASNodeCount(n), leaf: make([]int32, n), tb: newTLASBuilder()}
-		w := make([]uint32, NodeWords*st.numNodes+InstanceRecordWords*n+n)
-		b.ReportAllocs()
-		for b.Loop() {
-			st.fill(w, x, lo, hi)
-		}
-	})
+	for _, onDevice := range []bool{false, true} {
+		name := map[bool]string{false: "stage-host", true: "stage-device"}[onDevice]
+		b.Run(name, func(b *testing.B) {
+			n := x.Len()
+			st := instanceStage{lay: stageLayoutFor(n, onDevice), leaf: make([]int32, n), tb: newTLASBuilder()}
+			w := make([]uint32, st.lay.stageWords)
+			b.ReportAllocs()
+			for b.Loop() {
+				st.fill(w, x, lo, hi)
+			}
+		})
+	}
 }

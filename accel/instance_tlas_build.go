@@ -90,7 +90,7 @@ func (tb *tlasBuilder) build(x *geom.Instances, lo, hi [][3]float64, words []uin
 	for i := range tb.items {
 		order[i] = tb.items[i].id
 	}
-	scale := float32(math.Pow(2, math.Ceil(math.Log2(TLASInflate*kmax))))
+	scale := slabScale(kmax)
 	tb.words = nil
 	return scale, depth
 }

@@ -15,6 +15,14 @@ import (
 // on a coarse grid of translations, so that centroid ties are common.
 func tlasCase(t *testing.T, r *rand.Rand, n int) (*geom.Instances, [][3]float64, [][3]float64) {
 	t.Helper()
+	tb, x := tlasCaseTables(t, r, n)
+	lo, hi := ObjectBounds(tb)
+	return x, lo, hi
+}
+
+// tlasCaseTables is tlasCase with the geometries' tables.
+func tlasCaseTables(t *testing.T, r *rand.Rand, n int) (*geom.Tables, *geom.Instances) {
+	t.Helper()
 	meshes := []geom.Mesh{testscene.Sphere([3]float32{0, 0, 0}, 0.4, 10, 8), testscene.Soup(r, 50, 0.6),
 		testscene.Sphere([3]float32{3, -1, 0.5}, 2, 6, 5)}
 	tb, err := geom.BuildTables(meshes)
@@ -30,8 +38,7 @@ func tlasCase(t *testing.T, r *rand.Rand, n int) (*geom.Instances, [][3]float64,
 	}
 	x, err := geom.BuildInstances(tb, in)
 	require.NoError(t, err)
-	lo, hi := ObjectBounds(tb)
-	return x, lo, hi
+	return tb, x
 }
 
 // The build produces the reference build's tree bit for bit (nodes, order,

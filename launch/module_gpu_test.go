@@ -132,6 +132,7 @@ var trivialKernels = map[string]trivialKernel{
 	"winding":    zeroLaunch("winding", "rayd_winding_sums"),
 	"reorder":    zeroLaunch("reorder", "rayd_reorder_keys"),
 	"instance":   zeroLaunch("instance", "rayd_intersect_instanced"),
+	"tlas_build": zeroLaunch("tlas_build", "rayd_tlas_build"), // n = 0: no work
 	"vjp":        zeroLaunch("vjp", "rayd_intersect_vjp"),
 }
 

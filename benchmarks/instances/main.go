@@ -8,10 +8,13 @@
 // It times, with CUDA events and interleaved rounds after warm-up rounds,
 // the full 76-byte record plus instance ids on the instanced scene, the
 // compute scene's intersect, a transform update of every instance alone
-// (host top-level build and upload) and the update followed by the query;
-// every timed update is split into its host side (SetTransforms, the wait
-// for the previous copy, the build into the staging memory) and its upload
-// (queueing the one copy, the synchronization), reported as medians.
+// (records upload and top-level build) and the update followed by the
+// query; every timed update is split into its host side (SetTransforms,
+// the wait for the previous copy, the host work into the staging memory:
+// the records and the slab scale, plus the top level when it is built on
+// the host) and its device side (queueing the one copy and, up to
+// accel.TLASDeviceMax instances, the build kernel; the synchronization
+// that waits for both), reported as medians.
 // The instanced launch is then rerun as timed on poisoned outputs, every
 // row must be written, and a random sample of rows is compared with the
 // CPU reference (ref.InstancedScene) bit for bit, every field.
@@ -61,28 +64,34 @@ type report struct {
 
 // updateParts is where a timed update's wall time goes (medians over
 // every timed update, alone or before the query, in milliseconds): the
-// host side (SetTransforms, waiting for the previous copy, building the
-// top level and the records into the staging memory) and the upload
-// (queueing the one copy, then the stream synchronization that waits for
-// it).
+// host side (SetTransforms, waiting for the previous copy, the host work:
+// records and slab scale into the staging memory, plus the top level when
+// DeviceBuild is false) and the device side (queueing the one copy and,
+// when DeviceBuild, the top-level build kernel, then the stream
+// synchronization that waits for them).
 type updateParts struct {
 	Host          float64 `json:"host"`
 	SetTransforms float64 `json:"set_transforms"`
 	StagingWait   float64 `json:"staging_wait"`
-	Build         float64 `json:"build"`
+	HostWork      float64 `json:"host_work"`
 	UploadSync    float64 `json:"upload_and_sync"`
 	Queue         float64 `json:"queue"`
 	Sync          float64 `json:"sync"`
+	DeviceBuild   bool    `json:"device_build"`
 	Samples       int     `json:"samples"`
 }
 
 // updateSamples collects the parts of every update, in call order.
-type updateSamples struct{ set, wait, build, queue, sync []float64 }
+type updateSamples struct {
+	set, wait, work, queue, sync []float64
+	device                       []bool
+}
 
 func (u *updateSamples) add(set time.Duration, t accel.UpdateTimes, sync time.Duration) {
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-	u.set, u.wait, u.build = append(u.set, ms(set)), append(u.wait, ms(t.Wait)), append(u.build, ms(t.Build))
+	u.set, u.wait, u.work = append(u.set, ms(set)), append(u.wait, ms(t.Wait)), append(u.work, ms(t.Host))
 	u.queue, u.sync = append(u.queue, ms(t.Queue)), append(u.sync, ms(sync))
+	u.device = append(u.device, t.DeviceBuild)
 }
 
 // parts summarizes the samples after the first skip (the warm-up calls).
@@ -95,11 +104,17 @@ func (u *updateSamples) parts(skip int) updateParts {
 	}
 	host, up := make([]float64, len(u.set)), make([]float64, len(u.set))
 	for i := range u.set {
-		host[i] = u.set[i] + u.wait[i] + u.build[i]
+		host[i] = u.set[i] + u.wait[i] + u.work[i]
 		up[i] = u.queue[i] + u.sync[i]
 	}
-	return updateParts{Host: med(host), SetTransforms: med(u.set), StagingWait: med(u.wait), Build: med(u.build),
-		UploadSync: med(up), Queue: med(u.queue), Sync: med(u.sync), Samples: max(len(u.set)-skip, 0)}
+	// The top level is built where it was for every counted update (the
+	// instance count fixes the path).
+	device := len(u.device) > skip
+	for _, d := range u.device[min(skip, len(u.device)):] {
+		device = device && d
+	}
+	return updateParts{Host: med(host), SetTransforms: med(u.set), StagingWait: med(u.wait), HostWork: med(u.work),
+		UploadSync: med(up), Queue: med(u.queue), Sync: med(u.sync), DeviceBuild: device, Samples: max(len(u.set)-skip, 0)}
 }
 
 func main() {
@@ -286,8 +301,12 @@ func run(ordinal, rounds, warmup, sample, rays, count int, out string) error {
 	fmt.Printf("update of %d transforms %.3f ms; update + intersect %.3f ms: +%.3f ms over the query\n",
 		count, rep.Update.Median, rep.UpdateAndQuery.Median, rep.UpdateOverhead)
 	p := rep.UpdateParts
-	fmt.Printf("update breakdown (medians of %d): host %.3f ms (SetTransforms %.3f, staging wait %.3f, build %.3f), upload + sync %.3f ms (queue %.3f, sync %.3f)\n",
-		p.Samples, p.Host, p.SetTransforms, p.StagingWait, p.Build, p.UploadSync, p.Queue, p.Sync)
+	where := "host"
+	if p.DeviceBuild {
+		where = "device"
+	}
+	fmt.Printf("update breakdown (medians of %d, top level built on the %s): host %.3f ms (SetTransforms %.3f, staging wait %.3f, host work %.3f), device %.3f ms (queue %.3f, sync %.3f)\n",
+		p.Samples, where, p.Host, p.SetTransforms, p.StagingWait, p.HostWork, p.UploadSync, p.Queue, p.Sync)
 	fmt.Printf("checked %d rows against the CPU reference: %d differ\n", rep.Checked, rep.Mismatches)
 	for _, v := range rep.Verdicts {
 		fmt.Println("verdict:", v)

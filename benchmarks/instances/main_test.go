@@ -51,12 +51,15 @@ func TestPlacementIsDenseAndDeterministic(t *testing.T) {
 func TestUpdatePartsAreMediansAfterWarmup(t *testing.T) {
 	var u updateSamples
 	ms := time.Millisecond
-	u.add(100*ms, accel.UpdateTimes{Wait: 100 * ms, Build: 100 * ms, Queue: 100 * ms}, 100*ms) // warm-up
+	u.add(100*ms, accel.UpdateTimes{Wait: 100 * ms, Host: 100 * ms, Queue: 100 * ms}, 100*ms) // warm-up
 	for k := range 3 {
 		d := time.Duration(k+1) * ms
-		u.add(d, accel.UpdateTimes{Wait: 0, Build: 2 * d, Queue: d / 2}, 3*d)
+		u.add(d, accel.UpdateTimes{Wait: 0, Host: 2 * d, Queue: d / 2, DeviceBuild: true}, 3*d)
 	}
 	p := u.parts(1)
-	require.Equal(t, updateParts{Host: 6, SetTransforms: 2, StagingWait: 0, Build: 4, UploadSync: 7, Queue: 1, Sync: 6, Samples: 3}, p)
+	require.Equal(t, updateParts{Host: 6, SetTransforms: 2, StagingWait: 0, HostWork: 4, UploadSync: 7, Queue: 1, Sync: 6,
+		DeviceBuild: true, Samples: 3}, p)
 	require.Equal(t, updateParts{}, (&updateSamples{}).parts(2), "no samples past the warm-up")
+	u.add(ms, accel.UpdateTimes{Host: ms}, ms)
+	require.False(t, u.parts(1).DeviceBuild, "a counted update built on the host")
 }
