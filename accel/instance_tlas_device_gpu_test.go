@@ -75,12 +75,17 @@ func TestGPUTLASBuildMatchesHost(t *testing.T) {
 			}
 			want := BuildTLAS(x, lo, hi)
 			nodes := len(want.Nodes)
+			// The scratch is poisoned too (Memset32 takes 4-byte elements:
+			// the float64 centroids are uploaded as poison words).
+			cent := make([]float64, 3*n)
+			for i := range cent {
+				cent[i] = math.Float64frombits(poison<<32 | poison)
+			}
 			a := tlasDeviceArgs{inst: devBuf(t, s, InstanceRecords(x)), objs: devBuf(t, s, objectBoxData(lo, hi)),
 				nodes: devOut[uint32](t, s, nodes), order: devOut[int32](t, s, n),
-				cent: devOut[float64](t, s, 3*n), box: devOut[uint32](t, s, tlasBoxWords*n)}
+				cent: devBuf(t, s, cent), box: devOut[uint32](t, s, tlasBoxWords*n)}
 			require.NoError(t, a.nodes.Memset32(s, poison))
 			require.NoError(t, a.order.Memset32(s, poison))
-			require.NoError(t, a.cent.Memset32(s, poison))
 			require.NoError(t, a.box.Memset32(s, poison))
 			require.NoError(t, launchTLASBuild(streamRunner{s}, a, n))
 			got, order := download(t, s, a.nodes, nodes), download(t, s, a.order, n)
