@@ -1,7 +1,8 @@
 // instance.cu: intersect over instances (one level): a top-level BVH over
-// the instances' world boxes (built on the host, accel/instance_tlas.go) and
-// one bottom-level BVH per geometry in the layout of bvh_build.cu, walked in
-// the geometry's object space. The answer is ref.InstancedScene's bit for
+// the instances' world boxes (built by tlas_build.cu, or on the host above
+// accel.TLASDeviceMax instances: accel/instance_tlas.go) and one
+// bottom-level BVH per geometry in the layout of bvh_build.cu, walked in the
+// geometry's object space. The answer is ref.InstancedScene's bit for
 // bit: the object-space ray is geom.ObjectRay operation for operation, the
 // BLAS walk and the watertight test are rayd.cuh's, and the winner is the
 // smallest t, then the lowest instance id, then the lowest face id.
