@@ -1,12 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
-	"github.com/rayd-go/rayd/internal/engine/cuda"
 	"github.com/rayd-go/rayd/ref"
 )
 
@@ -97,22 +93,10 @@ func (v *pipelineVariants) summarize(r *reorderResult) {
 // bit for bit with the CPU reference, and compares the pipeline's device
 // order with the host's.
 func (p *reorderProbe) checkPipeline(r *reorderResult, oracle *ref.Scene, sample int) error {
-	f := p.f
-	n := f.rays.N
-	if err := poisonHits(f.s, f.full); err != nil {
-		return err
-	}
-	if err := p.dev.pipeline.run(); err != nil {
-		return err
-	}
-	got, err := cuda.DownloadHits(f.s, f.full, n, geom.FlagsAll)
+	n := p.f.rays.N
+	got, err := p.poisonedRun(p.dev.pipeline.run, "pipeline")
 	if err != nil {
 		return err
-	}
-	for i, v := range got.T {
-		if math.Float32bits(v) == poison {
-			return fmt.Errorf("pipeline row %d of t was never written", i)
-		}
 	}
 	rows := sampleRows(n, sample)
 	r.PipelineChecked, r.PipelineMismatches, err = p.compareRows(oracle, got, rows, rows)
@@ -120,7 +104,7 @@ func (p *reorderProbe) checkPipeline(r *reorderResult, oracle *ref.Scene, sample
 		return err
 	}
 	perm := make([]uint32, n)
-	if err := p.dev.reord.Order().Download(f.s, perm); err != nil {
+	if err := p.dev.reord.Order().Download(p.f.s, perm); err != nil {
 		return err
 	}
 	r.PipelineOrderMatchesHost = sameOrder(perm, p.order)

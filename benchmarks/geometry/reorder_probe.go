@@ -205,22 +205,10 @@ func finishReorder(r *reorderResult) {
 // output bit for bit with the CPU reference of the original rows they hold
 // (row j of the output answers original ray order[j]).
 func (p *reorderProbe) check(r *reorderResult, oracle *ref.Scene, sample int) error {
-	f := p.f
-	n := f.rays.N
-	if err := poisonHits(f.s, f.full); err != nil {
-		return err
-	}
-	if err := p.sorted.run(); err != nil {
-		return err
-	}
-	got, err := cuda.DownloadHits(f.s, f.full, n, geom.FlagsAll)
+	n := p.f.rays.N
+	got, err := p.poisonedRun(p.sorted.run, "reordered")
 	if err != nil {
 		return err
-	}
-	for i, v := range got.T {
-		if math.Float32bits(v) == poison {
-			return fmt.Errorf("reordered row %d of t was never written", i)
-		}
 	}
 	rows := sampleRows(n, sample)
 	r.Checked, r.Mismatches, err = p.compareRows(oracle, got, rows, originalRows(p.order, rows))
@@ -255,4 +243,27 @@ func printReorder(r *reorderResult) {
 	fmt.Printf("reorder (host-sorted rays): reordered %.3f (%.3f) ms, gain %.3f ms; sort %.3f (%.3f) ms, ray copy %.3f (%.3f) ms; estimate net %.3f ms: %s; check %d/%d, sort order equal to host: %v\n",
 		r.ReorderedMs.Median, r.ReorderedMs.Min, r.GainMs, r.SortMs.Median, r.SortMs.Min,
 		r.RayCopyMs.Median, r.RayCopyMs.Min, r.NetMs, r.EstimateVerdict, r.Checked-r.Mismatches, r.Checked, r.SortMatchesHost)
+}
+
+// poisonedRun poisons the full hit record, runs run (a timed launch, as
+// timed) and downloads the record, failing when a row of t was never
+// written (what names the run in the error).
+func (p *reorderProbe) poisonedRun(run func() error, what string) (*geom.Hits, error) {
+	f := p.f
+	if err := poisonHits(f.s, f.full); err != nil {
+		return nil, err
+	}
+	if err := run(); err != nil {
+		return nil, err
+	}
+	got, err := cuda.DownloadHits(f.s, f.full, f.rays.N, geom.FlagsAll)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range got.T {
+		if math.Float32bits(v) == poison {
+			return nil, fmt.Errorf("%s row %d of t was never written", what, i)
+		}
+	}
+	return got, nil
 }
