@@ -19,7 +19,8 @@
 // A Reorderer runs Intersect on the rays sorted by direction octant and
 // origin Morton code (keys, RadixSort, gather; ptx/src/reorder.cu) and
 // scatters the record back to ray order, bit for bit Intersect's; the
-// geometry benchmark measures whether it pays end to end (reorder.go).
+// geometry benchmark measures it end to end, and it does not pay for the
+// full record (reorder.go).
 //
 // Place in the graph (ARCHITECTURE.md): engine/cuda, replica → accel →
 // launch → ptx/driver. accel imports launch, geom, edge (the pure edge
