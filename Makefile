@@ -22,7 +22,7 @@ LAUNCH_RUNS  ?= 5
 COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-crossings bench-instances bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-light-sweep bench-crossings bench-instances bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -187,6 +187,14 @@ bench-coldstart:
 ## the plain intersect, -reorder=false to leave it out) -> $(RESULTS_DIR)/geometry-h200.json.
 bench-geometry:
 	$(BIN)/geometry -out $(RESULTS_DIR)/geometry-h200.json
+
+## bench-light-sweep: the light scene only, its 2-wide intersect (76 B)
+## with persistent grids of 4, 6, 8, 10 and 12 blocks per SM in the same
+## rounds (the light_blocks_sweep object), each checked against the CPU
+## reference -> $(RESULTS_DIR)/geometry-light-sweep-h200.json.
+LIGHT_BLOCKS ?= 4,6,8,10,12
+bench-light-sweep:
+	$(BIN)/geometry -config light -light-blocks $(LIGHT_BLOCKS) -out $(RESULTS_DIR)/geometry-light-sweep-h200.json
 
 ## bench-crossings: the crossings query (k = 8) against visibility on the
 ## compute scene in the same run (chords across the box, and the segments

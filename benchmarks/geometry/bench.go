@@ -22,6 +22,9 @@ type configResult struct {
 	Layouts   []layoutResult `json:"layouts"`
 	// Reorder is the ray reordering probe (compute, when enabled).
 	Reorder *reorderResult `json:"reorder,omitempty"`
+	// sweep is the persistent-grid sweep (light, -light-blocks); the
+	// report holds it as light_blocks_sweep.
+	sweep *blocksSweep
 }
 
 type layoutResult struct {
@@ -177,8 +180,10 @@ type variant struct {
 }
 
 // benchConfig times and checks cfg's layouts; reorder adds the ray
-// reordering probe on the quad layout when cfg is the compute scene.
-func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample int, reorder bool) (*configResult, error) {
+// reordering probe on the quad layout when cfg is the compute scene, and
+// perSM (blocks per SM) the persistent-grid sweep of the 2-wide intersect
+// when it is the light scene.
+func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample int, reorder bool, perSM []int) (*configResult, error) {
 	f, err := newFixture(d, cfg)
 	if err != nil {
 		return nil, err
@@ -216,6 +221,14 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 			return nil, fmt.Errorf("reorder probe: %w", err)
 		}
 		all = append(all, probe.variants()...)
+	}
+	var sweepVs []*variant
+	if wantsSweep(cfg, perSM) {
+		if d.SMs() <= 0 {
+			return nil, fmt.Errorf("persistent grid sweep: the device reports no multiprocessor count")
+		}
+		sweepVs = f.sweepVariants(built[0], perSM, d.SMs())
+		all = append(all, sweepVs...)
 	}
 	start, err := d.NewEvent(true)
 	if err != nil {
@@ -295,6 +308,12 @@ func benchConfig(d *launch.Device, cfg workload.Config, rounds, warmup, sample i
 		}
 		lr.BuildWall = wall
 		res.Layouts = append(res.Layouts, lr)
+	}
+	if sweepVs != nil {
+		check := func(v *variant, q *queryResult) error { return f.check(v, oracle, q, sample, false) }
+		if res.sweep, err = f.sweepResult(sweepVs, perSM, d.SMs(), check); err != nil {
+			return nil, fmt.Errorf("persistent grid sweep: %w", err)
+		}
 	}
 	if probe != nil {
 		if res.Reorder, err = probe.result(oracle, sample); err != nil {

@@ -26,6 +26,11 @@
 // the device radix sort of the keys (accel.RadixSort) and a copy of the ray
 // buffers standing in for the gather (net = gain − sort − copy).
 //
+// On the light scene -light-blocks (a list of blocks per multiprocessor,
+// off by default) times the 2-wide intersect (76 B) with each persistent
+// grid size in the same rounds, each checked like the other queries (the
+// "light_blocks_sweep" object).
+//
 //	geometry -out benchmarks/results/geometry-h200.json
 package main
 
@@ -46,6 +51,8 @@ type report struct {
 	Configs  []configResult    `json:"configs"`
 	Peers    map[string]string `json:"reference_figures"`
 	Verdicts []string          `json:"verdicts"`
+	// LightBlocksSweep is the persistent-grid sweep (-light-blocks).
+	LightBlocksSweep *blocksSweep `json:"light_blocks_sweep,omitempty"`
 }
 
 func main() {
@@ -57,14 +64,20 @@ func main() {
 	only := flag.String("config", "", "light or compute (default both)")
 	out := flag.String("out", "", "JSON output path")
 	reorder := flag.Bool("reorder", true, "time the ray reordering probe on the compute scene")
+	lightBlocks := flag.String("light-blocks", "", "comma-separated blocks per SM: time the light scene's 2-wide intersect with each persistent grid size (e.g. 4,6,8,10,12; default off)")
 	flag.Parse()
-	if err := run(*ordinal, *rounds, *warmup, *sample, *rays, *only, *out, *reorder); err != nil {
+	perSM, err := parseBlocks(*lightBlocks)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "geometry:", err)
+		os.Exit(2)
+	}
+	if err := run(*ordinal, *rounds, *warmup, *sample, *rays, *only, *out, *reorder, perSM); err != nil {
 		fmt.Fprintln(os.Stderr, "geometry:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ordinal, rounds, warmup, sample, rays int, only, out string, reorder bool) error {
+func run(ordinal, rounds, warmup, sample, rays int, only, out string, reorder bool, perSM []int) error {
 	d, err := launch.Open(ordinal)
 	if err != nil {
 		return err
@@ -79,7 +92,7 @@ func run(ordinal, rounds, warmup, sample, rays int, only, out string, reorder bo
 	fmt.Printf("# rayd-go geometry benchmark on %s (cuda:%d, %d SMs, driver %d), build %s\n", info.Name, ordinal, info.SMs, ver, h.Build)
 	fmt.Printf("# %d rays, %d warm-up + %d timed rounds, variants interleaved; median (min) ms via CUDA events\n", rays, warmup, rounds)
 	for _, cfg := range configs(only, rays) {
-		res, err := benchConfig(d, cfg, rounds, warmup, sample, reorder)
+		res, err := benchConfig(d, cfg, rounds, warmup, sample, reorder, perSM)
 		if err != nil {
 			return fmt.Errorf("%s: %w", cfg.Name, err)
 		}
@@ -88,12 +101,18 @@ func run(ordinal, rounds, warmup, sample, rays int, only, out string, reorder bo
 		if res.Reorder != nil {
 			printReorder(res.Reorder)
 		}
+		if res.sweep != nil {
+			rep.LightBlocksSweep = res.sweep
+		}
 	}
 	rep.Verdicts = append(verdicts(rep.Configs), wideVerdicts(rep.Configs)...)
 	for _, c := range rep.Configs {
 		if c.Reorder != nil {
 			rep.Verdicts = append(rep.Verdicts, reorderVerdict(c.Name, c.Reorder))
 		}
+	}
+	if rep.LightBlocksSweep != nil {
+		rep.Verdicts = append(rep.Verdicts, sweepVerdict(rep.LightBlocksSweep))
 	}
 	for _, v := range rep.Verdicts {
 		fmt.Println("verdict:", v)
@@ -107,7 +126,10 @@ func run(ordinal, rounds, warmup, sample, rays int, only, out string, reorder bo
 			return err
 		}
 	}
-	return mismatched(rep.Configs)
+	if err := mismatched(rep.Configs); err != nil {
+		return err
+	}
+	return sweepMismatched(rep.LightBlocksSweep)
 }
 
 // mismatched fails the run when a BVH row differs from the CPU reference
