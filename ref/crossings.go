@@ -48,7 +48,7 @@ func (s *Scene) CrossingsContext(ctx context.Context, start, end []float32, acti
 			if len(active) > 0 && !active[i] {
 				continue
 			}
-			origin, dir, tmax, ok := segmentRay(row3(start, i), row3(end, i))
+			origin, dir, tmax, ok := geom.SegmentRay(row3(start, i), row3(end, i))
 			if !ok {
 				continue
 			}

@@ -3,7 +3,6 @@ package ref
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/rayd-go/rayd/geom"
 )
@@ -58,26 +57,8 @@ func (s *Scene) VisibleContext(ctx context.Context, start, end []float32, active
 }
 
 func (s *Scene) segmentVisible(a, b [3]float32) bool {
-	origin, dir, tmax, ok := segmentRay(a, b)
+	origin, dir, tmax, ok := geom.SegmentRay(a, b)
 	return !ok || !s.anyHit(origin, dir, geom.MultipathTMin, tmax, geom.DefaultMask)
-}
-
-// segmentRay applies the segment rule: ok is false for a non-finite or
-// degenerate segment (never blocked), else the ray and its tmax.
-func segmentRay(a, b [3]float32) (origin, dir [3]float32, tmax float32, ok bool) {
-	if !geom.IsFinite3(a) || !geom.IsFinite3(b) {
-		return origin, dir, 0, false
-	}
-	D := [3]float32{float32(b[0] - a[0]), float32(b[1] - a[1]), float32(b[2] - a[2])}
-	L := float32(math.Sqrt(float64(dot3(D, D))))
-	if L <= geom.MinSegmentLength {
-		return origin, dir, 0, false
-	}
-	for k := range 3 {
-		dir[k] = float32(D[k] / L)
-		origin[k] = float32(a[k] + float32(geom.MultipathBias*dir[k]))
-	}
-	return origin, dir, max(float32(L-geom.MinSegmentLength), 0), true
 }
 
 // SegmentBlockers is the segment query behind the visibility variants of
@@ -116,7 +97,7 @@ func (s *Scene) SegmentBlockersContext(ctx context.Context, start, end []float32
 			if len(active) > 0 && !active[i] {
 				continue
 			}
-			origin, dir, tmax, ok := segmentRay(row3(start, i), row3(end, i))
+			origin, dir, tmax, ok := geom.SegmentRay(row3(start, i), row3(end, i))
 			if !ok {
 				continue
 			}

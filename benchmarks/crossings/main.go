@@ -24,6 +24,12 @@
 // bit, every field. A mismatch fails the run.
 //
 //	crossings -out benchmarks/results/crossings-h200.json
+//
+// With -walks N it needs no GPU: it counts, on a host build of the same
+// scene, the nodes and triangle tests per row of visible's walk and of
+// crossings' walk over the first N segments of each batch (walks.go).
+//
+//	crossings -walks 20000
 package main
 
 import (
@@ -59,7 +65,15 @@ func main() {
 	rays := flag.Int("rays", 1<<22, "segments per batch")
 	k := flag.Int("k", 8, "hits kept per row")
 	out := flag.String("out", "", "JSON output path")
+	walks := flag.Int("walks", 0, "no GPU: walk this many segments of each batch on a host build, any-hit and full, and report the work per row")
 	flag.Parse()
+	if *walks > 0 {
+		if err := runWalks(*walks, *out); err != nil {
+			fmt.Fprintln(os.Stderr, "crossings:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*ordinal, *rounds, *warmup, *sample, *rays, *k, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "crossings:", err)
 		os.Exit(1)
