@@ -135,13 +135,10 @@ func TestClosestPointsValidation(t *testing.T) {
 	require.Nil(t, r)
 }
 
-// A 20 ms deadline on 1,048,576 closest points (about 3 s of work under the
-// race detector) returns context.DeadlineExceeded within 50 ms. The batch is
-// a quarter of intersect's: a closest-point record of 4M rows is 176 MB,
-// and zeroing it under the race detector alone can take longer than the
-// bound.
+// A 20 ms deadline on deadlineRows closest points returns
+// context.DeadlineExceeded within 50 ms.
 func TestClosestPointsHonoursADeadline(t *testing.T) {
-	s, pts, _ := cancelScene(t, 1<<20)
+	s, pts, _ := cancelScene(t, deadlineRows)
 	withinBound(t, 50*time.Millisecond, func() time.Duration {
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()
