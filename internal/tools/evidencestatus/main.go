@@ -5,7 +5,9 @@
 // the root package's non-test Go files; a commit that changes only
 // comments in Go files there does not count), and whether its PTX digests equal
 // HEAD's manifest. Files written before the evidence head existed are
-// reported with the fields they lack; in a shallow clone, or for a commit
+// reported with the fields they lack; files in an experiments/ folder (a
+// branch's measurements kept for the decision they record) are reported as
+// experiment records, never as current; in a shallow clone, or for a commit
 // the repository does not hold, the history part says "history
 // unavailable" instead of failing. It also checks the README's source
 // notes ("`path`, commit `abc1234`") against the files they cite.
@@ -64,7 +66,7 @@ func run(w io.Writer, root, readme string, dirs []string, strict bool) int {
 	}
 	if strict {
 		for _, s := range rep.statuses {
-			if !s.current && !s.imported {
+			if !s.current && !s.imported && !s.experiment {
 				rc = 1
 			}
 		}
@@ -185,6 +187,6 @@ func print(w io.Writer, rep *report) {
 	for _, e := range rep.errors {
 		fmt.Fprintln(w, "ERROR:", e)
 	}
-	fmt.Fprintf(w, "evidence-status: %d files: %d current, %d stale, %d imported; README: %d source notes, %d match their files\n",
-		len(rep.statuses), n["current"], n["STALE"], n["imported"], len(rep.cites), match)
+	fmt.Fprintf(w, "evidence-status: %d files: %d current, %d stale, %d imported, %d experiment records; README: %d source notes, %d match their files\n",
+		len(rep.statuses), n["current"], n["STALE"], n["imported"], n["experiment"], len(rep.cites), match)
 }

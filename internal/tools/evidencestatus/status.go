@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -28,14 +29,23 @@ func parseHeadPTX(b []byte) (headPTX, error) {
 
 // status is the verdict on one evidence file.
 type status struct {
-	path     string
-	current  bool
-	imported bool
-	lines    []string // commit, GPU-code commits since, PTX, missing fields
+	path       string
+	current    bool
+	imported   bool
+	experiment bool
+	lines      []string // commit, GPU-code commits since, PTX, missing fields
 }
 
 // key is what groups files into one printed entry: everything but the path.
-func (s status) key() string { return fmt.Sprint(s.current, s.imported, s.lines) }
+func (s status) key() string { return fmt.Sprint(s.current, s.imported, s.experiment, s.lines) }
+
+// isExperiment reports whether rel lies in an experiments/ folder: the
+// measurements of branch commits kept beside the evidence for the design
+// decision each records. They are reported with their commit and PTX, but
+// never as evidence of HEAD, and -strict does not fail on them.
+func isExperiment(rel string) bool {
+	return strings.Contains("/"+filepath.ToSlash(rel), "/experiments/")
+}
 
 const maxListed = 6
 
@@ -48,6 +58,10 @@ func judge(r *record, g *repo, head headPTX) status {
 		s.imported = true
 		add("imported figures (transcribed from documents, not measured by this code): no build to compare")
 		return s
+	}
+	if isExperiment(r.Path) {
+		s.experiment = true
+		add("experiment record: a measurement of the commit it names, kept for the decision it records; not evidence of HEAD")
 	}
 	fresh := true
 	switch {
@@ -92,7 +106,7 @@ func judge(r *record, g *repo, head headPTX) status {
 		add("lacks: %s (written before the evidence head existed)", strings.Join(l, ", "))
 		fresh = false
 	}
-	s.current = fresh
+	s.current = fresh && !s.experiment
 	return s
 }
 
@@ -157,6 +171,8 @@ func (s status) verdict() string {
 		return "current"
 	case s.imported:
 		return "imported"
+	case s.experiment:
+		return "experiment"
 	}
 	return "STALE"
 }

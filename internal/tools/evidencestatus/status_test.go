@@ -214,3 +214,29 @@ func TestGroupsJoinNeighboursWithTheSameStatus(t *testing.T) {
 	require.Len(t, g, 3)
 	assert.Len(t, g[0], 2)
 }
+
+// Files in an experiments/ folder are experiment records: reported with
+// their commit and PTX, never current (not even at HEAD's own commit), and
+// not failed by -strict.
+func TestExperimentRecords(t *testing.T) {
+	r := newTestRepo(t)
+	ran := r.git("rev-parse", "HEAD")
+	r.evidence("benchmarks/results/experiments/screen/run.json", ran, false)
+	r.evidence("benchmarks/results/run.json", ran, false)
+	r.commit("a result and an experiment")
+	out, rc := r.status(true, "benchmarks/results")
+	assert.Zero(t, rc, out)
+	assert.Contains(t, out, "experiment benchmarks/results/experiments/screen/run.json")
+	assert.Contains(t, out, "experiment record: a measurement of the commit it names")
+	assert.Contains(t, out, "current  benchmarks/results/run.json")
+	assert.Contains(t, out, "2 files: 1 current, 0 stale, 0 imported, 1 experiment records")
+
+	r.write("accel/a.go", "package accel\n\nvar changed = 1\n")
+	r.commit("GPU code")
+	out, rc = r.status(true, "benchmarks/results")
+	assert.Equal(t, 1, rc, "the stale result fails -strict, the experiment does not\n%s", out)
+	assert.Contains(t, out, "STALE    benchmarks/results/run.json")
+	assert.Contains(t, out, "1 stale, 0 imported, 1 experiment records")
+	assert.False(t, isExperiment("benchmarks/results/experimental.json"))
+	assert.True(t, isExperiment("experiments/x.json"))
+}
