@@ -1,15 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"sync"
 
 	"github.com/rayd-go/rayd/accel"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/par"
 	"github.com/rayd-go/rayd/internal/workload"
 	"github.com/rayd-go/rayd/ref"
 )
@@ -125,84 +126,62 @@ func walks(cfg workload.Config, rows int, each func(walkResult)) (*walksReport, 
 // is the reference hit count per row.
 func walkBatch(l *accel.Layout, start, end []float32, want []int32) (*walkResult, error) {
 	n := len(start) / 3
-	type part struct {
-		any         accel.TraceStats
-		full        fullStats
-		blocked     int
-		hits        int
-		bad, badRow int
-	}
-	workers := runtime.GOMAXPROCS(0)
-	parts := make([]part, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := &parts[w]
-			p.badRow = -1
-			for i := w; i < n; i += workers {
-				a := [3]float32{start[3*i], start[3*i+1], start[3*i+2]}
-				b := [3]float32{end[3*i], end[3*i+1], end[3*i+2]}
-				o, d, tmax, ok := geom.SegmentRay(a, b)
-				hits := 0
-				if ok {
-					if l.AnyHit(o, d, geom.MultipathTMin, tmax, &p.any) {
-						p.blocked++
-					}
-					hits = fullWalk(l, o, d, geom.MultipathTMin, tmax, &p.full)
+	var (
+		mu              sync.Mutex
+		anyHit, full    accel.TraceStats
+		blocked, hits   int
+		bad             int
+		badRow, badHits = n, 0
+	)
+	_ = par.Rows(context.Background(), n, walkBlock, func(lo, hi int) {
+		var a, f accel.TraceStats
+		nb, nh, nbad, row, rowHits := 0, 0, 0, n, 0
+		for i := lo; i < hi; i++ {
+			o, d, tmax, ok := geom.SegmentRay([3]float32(start[3*i:3*i+3]), [3]float32(end[3*i:3*i+3]))
+			h := 0
+			if ok {
+				if l.AnyHit(o, d, geom.MultipathTMin, tmax, &a) {
+					nb++
 				}
-				p.hits += hits
-				if int32(hits) != want[i] {
-					if p.badRow < 0 {
-						p.badRow = i
-					}
-					p.bad++
-				}
+				h = fullWalk(l, o, d, geom.MultipathTMin, tmax, &f)
 			}
-		}()
-	}
-	wg.Wait()
-	var any accel.TraceStats
-	var full fullStats
-	r := &walkResult{Rows: n}
-	for _, p := range parts {
-		any.Nodes, any.Leaves, any.Tris = any.Nodes+p.any.Nodes, any.Leaves+p.any.Leaves, any.Tris+p.any.Tris
-		full.nodes, full.leaves, full.tris = full.nodes+p.full.nodes, full.leaves+p.full.leaves, full.tris+p.full.tris
-		r.Blocked += float64(p.blocked)
-		r.MeanHits += float64(p.hits)
-		if p.bad > 0 {
-			return nil, fmt.Errorf("the full walk's hit count differs from the reference on %d rows (row %d: %d hits, reference %d)",
-				p.bad, p.badRow, hitsOf(l, start, end, p.badRow), want[p.badRow])
+			nh += h
+			if int32(h) != want[i] {
+				if nbad == 0 {
+					row, rowHits = i, h
+				}
+				nbad++
+			}
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		anyHit.Nodes, anyHit.Leaves, anyHit.Tris = anyHit.Nodes+a.Nodes, anyHit.Leaves+a.Leaves, anyHit.Tris+a.Tris
+		full.Nodes, full.Leaves, full.Tris = full.Nodes+f.Nodes, full.Leaves+f.Leaves, full.Tris+f.Tris
+		blocked, hits, bad = blocked+nb, hits+nh, bad+nbad
+		if row < badRow {
+			badRow, badHits = row, rowHits
+		}
+	})
+	if bad > 0 {
+		return nil, fmt.Errorf("the full walk's hit count differs from the reference on %d rows (row %d: %d hits, reference %d)",
+			bad, badRow, badHits, want[badRow])
 	}
 	f := float64(n)
-	r.Blocked /= f
-	r.MeanHits /= f
-	r.AnyHit = walkCounts{float64(any.Nodes) / f, float64(any.Leaves) / f, float64(any.Tris) / f}
-	r.Full = walkCounts{float64(full.nodes) / f, float64(full.leaves) / f, float64(full.tris) / f}
+	r := &walkResult{Rows: n, Blocked: float64(blocked) / f, MeanHits: float64(hits) / f,
+		AnyHit: walkCounts{float64(anyHit.Nodes) / f, float64(anyHit.Leaves) / f, float64(anyHit.Tris) / f},
+		Full:   walkCounts{float64(full.Nodes) / f, float64(full.Leaves) / f, float64(full.Tris) / f}}
 	r.NodeRatio = r.Full.Nodes / r.AnyHit.Nodes
 	r.TriRatio = r.Full.Tris / r.AnyHit.Tris
 	return r, nil
 }
 
-func hitsOf(l *accel.Layout, start, end []float32, i int) int {
-	a := [3]float32{start[3*i], start[3*i+1], start[3*i+2]}
-	b := [3]float32{end[3*i], end[3*i+1], end[3*i+2]}
-	o, d, tmax, ok := geom.SegmentRay(a, b)
-	if !ok {
-		return 0
-	}
-	return fullWalk(l, o, d, geom.MultipathTMin, tmax, &fullStats{})
-}
-
-// fullStats counts the full walk's nodes opened, leaves entered and
-// triangle tests.
-type fullStats struct{ nodes, leaves, tris int }
+// walkBlock is the row block of walkBatch.
+const walkBlock = 256
 
 // fullWalk walks every node of l whose child box o + t·d, t ∈ [tmin, tmax],
 // enters (child-pair or quad layout) and returns the triangle hits.
-func fullWalk(l *accel.Layout, o, d [3]float32, tmin, tmax float32, st *fullStats) int {
+// st counts nodes opened, leaves entered and triangle tests.
+func fullWalk(l *accel.Layout, o, d [3]float32, tmin, tmax float32, st *accel.TraceStats) int {
 	hits := 0
 	stack := []int32{0}
 	for len(stack) > 0 {
@@ -210,9 +189,9 @@ func fullWalk(l *accel.Layout, o, d [3]float32, tmin, tmax float32, st *fullStat
 		stack = stack[:len(stack)-1]
 		if r < 0 {
 			first, count := accel.DecodeLeaf(r)
-			st.leaves++
+			st.Leaves++
 			for k := first; k < first+count; k++ {
-				st.tris++
+				st.Tris++
 				v := l.Triangle(k).V
 				if _, _, _, ok := geom.Watertight(o, d, v[0], v[1], v[2], tmin, tmax); ok {
 					hits++
@@ -220,7 +199,7 @@ func fullWalk(l *accel.Layout, o, d [3]float32, tmin, tmax float32, st *fullStat
 			}
 			continue
 		}
-		st.nodes++
+		st.Nodes++
 		if l.Width == 4 {
 			q := l.QuadNode(int(r))
 			for c := range q.Slots {

@@ -58,4 +58,7 @@ func TestWalkBatchRefusesAMissedHit(t *testing.T) {
 	want.Count[17]++
 	_, err = walkBatch(l, cs, ce, want.Count)
 	require.ErrorContains(t, err, "differs from the reference on 1 rows (row 17")
+	want.Count[400]++ // another row block: the count is the batch's, the row the lowest
+	_, err = walkBatch(l, cs, ce, want.Count)
+	require.ErrorContains(t, err, "differs from the reference on 2 rows (row 17")
 }
