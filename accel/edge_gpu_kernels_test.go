@@ -28,7 +28,7 @@ func gpuRayKernel(t *testing.T, s *launch.Stream, b *EdgeBVH, k EdgeRayKernel, r
 // host checks (soup, flat grid, axis-aligned lattice, degenerate edges) at
 // every scale (rows beyond the float32 tests' range take the deferred
 // float64 walk), with and without an edge mask and an active mask, every
-// ray kernel (pruned, rows, exact) and the brute force write the CPU
+// ray kernel (pruned, rows, exact, phased) and the brute force write the CPU
 // reference's records bit for bit; and the device's edge BVH is the host
 // build the mirrors walk.
 func TestGPUEdgeRayKernelsAgainstReference(t *testing.T) {

@@ -2,6 +2,7 @@ package accel
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rayd-go/rayd/launch"
 )
@@ -128,15 +129,15 @@ func (b *EdgeBVH) pointQuery(r runner, entry string, q EdgePoints, out EdgePoint
 type EdgeRayKernel int
 
 const (
-	// EdgeRayAuto is what NearestRay runs: EdgeRayPrunedRows on an edge BVH
-	// of fewer than EdgeRayRowsBelow edges, EdgeRayPruned on a larger one.
+	// EdgeRayAuto is what NearestRay runs: EdgeRayPhased on an edge BVH of
+	// fewer than EdgeRayPhasedBelow edges, EdgeRayPruned on a larger one.
 	EdgeRayAuto EdgeRayKernel = -1
 	// EdgeRayPruned is rayd_edge_nearest_ray: float32 node and edge tests
 	// (ptx/src/edge_prune.cuh) that never drop an edge the brute force could
 	// pick, the float64 closest pair for the edges they keep, lanes that take
 	// a new row as soon as they finish one; rows outside the tests' range
 	// are answered by rayd_edge_nearest_ray_deferred, queued after it.
-	// NearestRay runs it.
+	// NearestRay runs it on large edge BVHs.
 	EdgeRayPruned EdgeRayKernel = iota
 	// EdgeRayPrunedRows is rayd_edge_nearest_ray_rows: EdgeRayPruned's walk
 	// with one thread per row.
@@ -145,21 +146,28 @@ const (
 	// distance from the query to every child box (edge.RayBoxBound), one
 	// thread per row.
 	EdgeRayExact
+	// EdgeRayPhased is rayd_edge_nearest_ray_phased: EdgeRayPruned's walk
+	// and records, with a warp's idle lanes refilled together and each step
+	// split into a node phase (every busy lane opens nodes up to its next
+	// leaf) and a leaf phase, so that fewer lanes of a warp wait on code the
+	// others run. NearestRay runs it on small edge BVHs.
+	EdgeRayPhased
 )
 
 // EdgeRayKernels lists the ray kernels.
-var EdgeRayKernels = []EdgeRayKernel{EdgeRayAuto, EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact}
+var EdgeRayKernels = []EdgeRayKernel{EdgeRayAuto, EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased}
 
-// EdgeRayRowsBelow is the edge count below which NearestRay runs one thread
-// per row (EdgeRayPrunedRows) rather than lanes that refill
-// (EdgeRayPruned). Measured on an H200, 4,194,304 rows
-// (benchmarks/results/edges-h200-kernels.json): on 109,825 edges, where
-// every row visits a few dozen nodes, the row kernel is faster (segment
-// 14.3 against 18.1 ms); on 6,291,456 edges, where the rows' work varies
-// far more, refilling lanes is (57.0 against 74.5 ms).
-const EdgeRayRowsBelow = 1 << 20
+// EdgeRayPhasedBelow is the edge count below which NearestRay runs
+// EdgeRayPhased rather than EdgeRayPruned. Measured on an H200, 4,194,304
+// rows (benchmarks/results/edges-h200-kernels.json): on 109,825 edges,
+// where every row opens a few dozen nodes, the phased kernel is the fastest
+// (segment 11.3 ms against 13.4 for one thread per row and 18.4 for
+// EdgeRayPruned); on 6,291,456 edges, where rows open far more nodes and
+// leaves in long runs, EdgeRayPruned is (segment 57 against 61 ms, half ray
+// 88 against 110).
+const EdgeRayPhasedBelow = 1 << 20
 
-// String names the kernel ("auto", "pruned", "rows", "exact").
+// String names the kernel ("auto", "pruned", "rows", "exact", "phased").
 func (k EdgeRayKernel) String() string {
 	switch k {
 	case EdgeRayAuto:
@@ -168,6 +176,8 @@ func (k EdgeRayKernel) String() string {
 		return "rows"
 	case EdgeRayExact:
 		return "exact"
+	case EdgeRayPhased:
+		return "phased"
 	}
 	return "pruned"
 }
@@ -179,6 +189,8 @@ func (k EdgeRayKernel) entry() string {
 		return "rayd_edge_nearest_ray_rows"
 	case EdgeRayExact:
 		return "rayd_edge_nearest_ray_exact"
+	case EdgeRayPhased:
+		return "rayd_edge_nearest_ray_phased"
 	}
 	return "rayd_edge_nearest_ray"
 }
@@ -196,8 +208,8 @@ func (b *EdgeBVH) RayKernel(k EdgeRayKernel) EdgeRayKernel {
 	if k != EdgeRayAuto {
 		return k
 	}
-	if b.numEdges < EdgeRayRowsBelow {
-		return EdgeRayPrunedRows
+	if b.numEdges < EdgeRayPhasedBelow {
+		return EdgeRayPhased
 	}
 	return EdgeRayPruned
 }
@@ -205,7 +217,7 @@ func (b *EdgeBVH) RayKernel(k EdgeRayKernel) EdgeRayKernel {
 // NearestRayWith is NearestRay by kernel k (every kernel gives the same
 // records bit for bit; they differ in speed).
 func (b *EdgeBVH) NearestRayWith(s *launch.Stream, r Rays, out EdgeRayOut, k EdgeRayKernel) error {
-	if k != EdgeRayAuto && k != EdgeRayPruned && k != EdgeRayPrunedRows && k != EdgeRayExact {
+	if !slices.Contains(EdgeRayKernels, k) {
 		return fmt.Errorf("accel: unknown edge ray kernel %d", int(k))
 	}
 	k = b.RayKernel(k)
@@ -224,9 +236,9 @@ func (b *EdgeBVH) BruteRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
 }
 
 // edgeRayRowsPerLane is the mean number of rows each lane of
-// rayd_edge_nearest_ray takes (the kernel splits the rows evenly over the
-// grid's warps, any grid size, and its lanes refill from their warp's
-// share): enough rows that a warp is not held by its longest one, blocks
+// rayd_edge_nearest_ray and _phased takes (the kernels split the rows evenly
+// over the grid's warps, any grid size, and their lanes refill from their
+// warp's share): enough rows that a warp is not held by its longest one, blocks
 // enough that the hardware balances them over the SMs.
 const edgeRayRowsPerLane = 8
 
@@ -247,7 +259,7 @@ func (b *EdgeBVH) rayQuery(rn runner, entry string, r Rays, out EdgeRayOut) erro
 	args = append([]any{nodes}, args...)
 	pruned := entry != EdgeRayExact.entry()
 	g := grid
-	if entry == EdgeRayPruned.entry() {
+	if entry == EdgeRayPruned.entry() || entry == EdgeRayPhased.entry() {
 		g = launch.Blocks((r.N+edgeRayRowsPerLane-1)/edgeRayRowsPerLane, EdgeThreads)
 	}
 	if err := rn.launch(ModuleEdge, entry, g, blk, args...); err != nil || !pruned {

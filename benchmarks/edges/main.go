@@ -9,9 +9,10 @@
 // nearest edge to a point, to a segment (finite tmax) and to a half ray.
 // Variants are interleaved inside each round after warm-up rounds; the table
 // reports the median and minimum. -kernels times several ray kernels in the
-// same run (accel.EdgeRayKernel: pruned, the default NearestRay kernel; rows,
-// its one-thread-per-row form; exact, the float64-bounded walk), each
-// checked like the default one.
+// same run (accel.EdgeRayKernel: pruned, NearestRay's kernel on large edge
+// BVHs; phased, its form with batched refills and node and leaf phases,
+// NearestRay's kernel on small ones; rows, its one-thread-per-row form;
+// exact, the float64-bounded walk), each checked like the default one.
 //
 // -mirror N needs no GPU: it walks the first N rows of each ray batch with
 // the host mirrors of the kernels (accel.Layout.NearestEdgeRay over
@@ -31,7 +32,7 @@
 // reference (package edge). Any mismatch fails the run.
 //
 //	edges -out benchmarks/results/edges-h200.json
-//	edges -kernels auto,pruned,rows,exact -out edges-kernels.json
+//	edges -kernels auto,pruned,rows,exact,phased -out edges-kernels.json
 //	edges -mirror 20000
 package main
 
@@ -70,7 +71,7 @@ func main() {
 	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.kinds, "kinds", "point,segment,half_ray", "queries to run (comma-separated)")
-	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: auto, pruned, rows, exact); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
+	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: auto, pruned, rows, exact, phased); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
 	flag.StringVar(&o.out, "out", "", "JSON output path")
 	flag.IntVar(&o.mirror, "mirror", 0, "no GPU: walk this many rows of each ray batch with the host mirrors of both ray kernels and report the work per row")
 	flag.Parse()

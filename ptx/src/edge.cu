@@ -32,9 +32,11 @@ using namespace rayd_edge;
 // Blocks per SM the float32-pruned ray kernels are register-limited for
 // (tuning knobs): 4 caps the persistent kernel at 128 registers; 8 caps the
 // one-row-per-thread kernel at 64, which spills a little but runs the light
-// scene's segment and half-ray batches 8-10% faster than at 4 (H200).
+// scene's segment and half-ray batches 8-10% faster than at 4 (H200); the
+// phased kernel runs as fast at 8 as at 4 (64 against 114 registers).
 #define EDGE_RAY_MIN_BLOCKS 4
 #define EDGE_RAY_ROWS_MIN_BLOCKS 8
+#define EDGE_RAY_PHASED_MIN_BLOCKS 8
 
 namespace {
 
@@ -366,25 +368,22 @@ __device__ __forceinline__ void ray32_exact(ray32& L, int slot, float4 a, float4
     }
 }
 
-// ray32_step pops one stack entry (L.sp > 0): dropped when its test value
-// exceeds the current rf2; a leaf's enabled records that pass q32_edge get
-// the float64 closest pair; a node's children that pass q32_box are pushed,
-// the one with the smaller key on top.
-__device__ __forceinline__ void ray32_step(const ray_in& in, ray32& L, int* sref, float* sv) {
-    --L.sp;
-    int ref = sref[L.sp];
-    if (sv[L.sp] > L.f.rf2) return;
-    if (ref < 0) {
-        int payload = ~ref;
-        int j = payload >> RAYD_LEAF_COUNT_BITS;
-        int end = j + (payload & ((1 << RAYD_LEAF_COUNT_BITS) - 1)) + 1;
-        for (; j < end; ++j) {
-            float4 a = __ldg(&in.recs[3LL * j]), b = __ldg(&in.recs[3LL * j + 1]);
-            int g = __float_as_int(a.w);
-            if (enabled(in.mask, g) && !(q32_edge(L.f, a, b) > L.f.rf2)) ray32_exact(L, j, a, b, g);
-        }
-        return;
+// ray32_leaf gives the float64 closest pair to the enabled records of the
+// leaf ref (< 0) that pass q32_edge.
+__device__ __forceinline__ void ray32_leaf(const ray_in& in, ray32& L, int ref) {
+    int payload = ~ref;
+    int j = payload >> RAYD_LEAF_COUNT_BITS;
+    int end = j + (payload & ((1 << RAYD_LEAF_COUNT_BITS) - 1)) + 1;
+    for (; j < end; ++j) {
+        float4 a = __ldg(&in.recs[3LL * j]), b = __ldg(&in.recs[3LL * j + 1]);
+        int g = __float_as_int(a.w);
+        if (enabled(in.mask, g) && !(q32_edge(L.f, a, b) > L.f.rf2)) ray32_exact(L, j, a, b, g);
     }
+}
+
+// ray32_open opens node ref: its children that pass q32_box are pushed, the
+// one with the smaller key on top (L.sp = −1: the stack would overflow).
+__device__ __forceinline__ void ray32_open(const ray_in& in, ray32& L, int ref, int* sref, float* sv) {
     const float4* n = in.nodes + 4LL * ref;
     float4 n0 = rayd::node_load(n), n1 = rayd::node_load(n + 1), n2 = rayd::node_load(n + 2),
            n3 = rayd::node_load(n + 3);
@@ -406,6 +405,16 @@ __device__ __forceinline__ void ray32_step(const ray_in& in, ray32& L, int* sref
     }
 }
 
+// ray32_step pops one stack entry (L.sp > 0): dropped when its test value
+// exceeds the current rf2; a leaf runs ray32_leaf, a node ray32_open.
+__device__ __forceinline__ void ray32_step(const ray_in& in, ray32& L, int* sref, float* sv) {
+    --L.sp;
+    int ref = sref[L.sp];
+    if (sv[L.sp] > L.f.rf2) return;
+    if (ref < 0) ray32_leaf(in, L, ref);
+    else ray32_open(in, L, ref, sref, sv);
+}
+
 // ray32_write writes the row's record, or marks it deferred.
 __device__ __forceinline__ void ray32_write(const ray_out& out, const float4* recs, long long i, const ray32& L) {
     if (L.sp < 0) {
@@ -418,6 +427,8 @@ __device__ __forceinline__ void ray32_write(const ray_out& out, const float4* re
     q.d2 = L.d2; q.t = L.t; q.s = L.s; q.k = L.k; q.gid = L.gid;
     write_ray(out, recs, i, q);
 }
+
+#include "edge_phased.cuh"
 
 }  // namespace
 
@@ -543,6 +554,20 @@ __global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_MIN_BLOCKS) rayd_edge_n
             }
         }
     }
+}
+
+// rayd_edge_nearest_ray_phased(...): parameters as
+// rayd_edge_nearest_ray_exact; rayd_edge_nearest_ray's records and tests,
+// with idle lanes refilled in batches and each iteration split into a node
+// phase and a leaf phase (edge_phased.cuh); rows it cannot answer are left
+// to rayd_edge_nearest_ray_deferred. blockDim.x must be EDGE_THREADS.
+__global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_PHASED_MIN_BLOCKS) rayd_edge_nearest_ray_phased(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
+    float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
+    nearest_ray_phased(ray_in{nodes, recs, num_recs, mask},
+                       ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, o, d, tmax, active, n);
 }
 
 // rayd_edge_nearest_ray_rows(...): rayd_edge_nearest_ray with one thread per
