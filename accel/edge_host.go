@@ -133,7 +133,7 @@ func (l *Layout) NearestEdgeRay(k EdgeRayKernel, o, d [3]float32, tmax float32, 
 	if !finite3(o) || !finite3(d) || math.IsNaN(T) || l.NumNodes == 0 || l.NumTris == 0 {
 		return w.best
 	}
-	if k != EdgeRayPruned && k != EdgeRayPrunedRows && k != EdgeRayPhased {
+	if k == EdgeRayExact {
 		w.walkExact()
 		return w.best
 	}

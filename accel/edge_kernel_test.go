@@ -12,8 +12,8 @@ func TestEdgeRayKernelChoice(t *testing.T) {
 	small := &EdgeBVH{numEdges: EdgeRayPhasedBelow - 1}
 	large := &EdgeBVH{numEdges: EdgeRayPhasedBelow}
 	assert.Equal(t, EdgeRayPhased, small.RayKernel(EdgeRayAuto))
-	assert.Equal(t, EdgeRayPruned, large.RayKernel(EdgeRayAuto))
-	for _, k := range []EdgeRayKernel{EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased} {
+	assert.Equal(t, EdgeRayOps, large.RayKernel(EdgeRayAuto))
+	for _, k := range []EdgeRayKernel{EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased, EdgeRayPhasedTop, EdgeRayOps} {
 		assert.Equal(t, k, small.RayKernel(k))
 		assert.Equal(t, k, large.RayKernel(k))
 	}
@@ -29,6 +29,10 @@ func TestEdgeRayKernelChoice(t *testing.T) {
 	assert.Len(t, entries, len(EdgeRayKernels)-1)
 	assert.Equal(t, "phased", EdgeRayPhased.String())
 	assert.Equal(t, "rayd_edge_nearest_ray_phased", EdgeRayPhased.entry())
+	assert.Equal(t, "phased_top", EdgeRayPhasedTop.String())
+	assert.Equal(t, "rayd_edge_nearest_ray_phased_top", EdgeRayPhasedTop.entry())
+	assert.Equal(t, "ops", EdgeRayOps.String())
+	assert.Equal(t, "rayd_edge_nearest_ray_ops", EdgeRayOps.entry())
 }
 
 // TestEdgeRayUnknownKernel: a kernel outside EdgeRayKernels is refused

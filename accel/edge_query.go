@@ -130,14 +130,16 @@ type EdgeRayKernel int
 
 const (
 	// EdgeRayAuto is what NearestRay runs: EdgeRayPhased on an edge BVH of
-	// fewer than EdgeRayPhasedBelow edges, EdgeRayPruned on a larger one.
+	// fewer than EdgeRayPhasedBelow edges, EdgeRayOps on a larger one.
 	EdgeRayAuto EdgeRayKernel = -1
 	// EdgeRayPruned is rayd_edge_nearest_ray: float32 node and edge tests
 	// (ptx/src/edge_prune.cuh) that never drop an edge the brute force could
 	// pick, the float64 closest pair for the edges they keep, lanes that take
 	// a new row as soon as they finish one; rows outside the tests' range
-	// are answered by rayd_edge_nearest_ray_deferred, queued after it.
-	// NearestRay runs it on large edge BVHs.
+	// are answered by rayd_edge_nearest_ray_deferred, queued after it. The
+	// other float32-pruned kernels (rows, phased, phased_top, ops) walk the
+	// same way and defer the same rows; they differ in how a warp's lanes
+	// share the work.
 	EdgeRayPruned EdgeRayKernel = iota
 	// EdgeRayPrunedRows is rayd_edge_nearest_ray_rows: EdgeRayPruned's walk
 	// with one thread per row.
@@ -152,22 +154,33 @@ const (
 	// leaf) and a leaf phase, so that fewer lanes of a warp wait on code the
 	// others run. NearestRay runs it on small edge BVHs.
 	EdgeRayPhased
+	// EdgeRayPhasedTop is rayd_edge_nearest_ray_phased_top: EdgeRayPhased
+	// with the top of each lane's traversal stack kept in registers, so that
+	// popping the child just pushed reads no memory.
+	EdgeRayPhasedTop
+	// EdgeRayOps is rayd_edge_nearest_ray_ops: EdgeRayPruned's walk and
+	// records, each lane's row advancing one operation at a time (opening a
+	// node, testing a record, the float64 closest pair of a record that
+	// passed), the warp running in each iteration the kind of operation the
+	// most lanes can run; the top of each stack in registers as in
+	// EdgeRayPhasedTop.
+	EdgeRayOps
 )
 
 // EdgeRayKernels lists the ray kernels.
-var EdgeRayKernels = []EdgeRayKernel{EdgeRayAuto, EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased}
+var EdgeRayKernels = []EdgeRayKernel{EdgeRayAuto, EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased,
+	EdgeRayPhasedTop, EdgeRayOps}
 
 // EdgeRayPhasedBelow is the edge count below which NearestRay runs
-// EdgeRayPhased rather than EdgeRayPruned. Measured on an H200, 4,194,304
-// rows (benchmarks/results/edges-h200-kernels.json): on 109,825 edges,
-// where every row opens a few dozen nodes, the phased kernel is the fastest
-// (segment 11.3 ms against 13.4 for one thread per row and 18.4 for
-// EdgeRayPruned); on 6,291,456 edges, where rows open far more nodes and
-// leaves in long runs, EdgeRayPruned is (segment 57 against 61 ms, half ray
-// 88 against 110).
+// EdgeRayPhased rather than EdgeRayOps. Measured on an H200, 4,194,304 rows,
+// kernels interleaved (benchmarks/results/edges-h200-kernels.json): on
+// 109,825 edges, where every row opens a few dozen nodes and its leaves
+// come often, the phased kernel is the fastest; on 6,291,456 edges, where
+// rows open far more nodes, the ops kernel is, ahead of EdgeRayPruned.
 const EdgeRayPhasedBelow = 1 << 20
 
-// String names the kernel ("auto", "pruned", "rows", "exact", "phased").
+// String names the kernel ("auto", "pruned", "rows", "exact", "phased",
+// "phased_top", "ops").
 func (k EdgeRayKernel) String() string {
 	switch k {
 	case EdgeRayAuto:
@@ -178,6 +191,10 @@ func (k EdgeRayKernel) String() string {
 		return "exact"
 	case EdgeRayPhased:
 		return "phased"
+	case EdgeRayPhasedTop:
+		return "phased_top"
+	case EdgeRayOps:
+		return "ops"
 	}
 	return "pruned"
 }
@@ -191,6 +208,10 @@ func (k EdgeRayKernel) entry() string {
 		return "rayd_edge_nearest_ray_exact"
 	case EdgeRayPhased:
 		return "rayd_edge_nearest_ray_phased"
+	case EdgeRayPhasedTop:
+		return "rayd_edge_nearest_ray_phased_top"
+	case EdgeRayOps:
+		return "rayd_edge_nearest_ray_ops"
 	}
 	return "rayd_edge_nearest_ray"
 }
@@ -211,7 +232,7 @@ func (b *EdgeBVH) RayKernel(k EdgeRayKernel) EdgeRayKernel {
 	if b.numEdges < EdgeRayPhasedBelow {
 		return EdgeRayPhased
 	}
-	return EdgeRayPruned
+	return EdgeRayOps
 }
 
 // NearestRayWith is NearestRay by kernel k (every kernel gives the same
@@ -235,11 +256,12 @@ func (b *EdgeBVH) BruteRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
 	return b.rayQuery(streamRunner{s}, "rayd_edge_brute_ray", r, out)
 }
 
-// edgeRayRowsPerLane is the mean number of rows each lane of
-// rayd_edge_nearest_ray and _phased takes (the kernels split the rows evenly
-// over the grid's warps, any grid size, and their lanes refill from their
-// warp's share): enough rows that a warp is not held by its longest one, blocks
-// enough that the hardware balances them over the SMs.
+// edgeRayRowsPerLane is the mean number of rows each lane of the persistent
+// kernels (rayd_edge_nearest_ray, _phased, _phased_top, _ops) takes (the
+// kernels split the rows evenly over the grid's warps, any grid size, and
+// their lanes refill from their warp's share): enough rows that a warp is
+// not held by its longest one, blocks enough that the hardware balances them
+// over the SMs.
 const edgeRayRowsPerLane = 8
 
 // rayQuery launches a checked ray query: entry, then, after the pruned
@@ -259,7 +281,7 @@ func (b *EdgeBVH) rayQuery(rn runner, entry string, r Rays, out EdgeRayOut) erro
 	args = append([]any{nodes}, args...)
 	pruned := entry != EdgeRayExact.entry()
 	g := grid
-	if entry == EdgeRayPruned.entry() || entry == EdgeRayPhased.entry() {
+	if entry != EdgeRayPrunedRows.entry() && entry != EdgeRayExact.entry() { // the persistent kernels
 		g = launch.Blocks((r.N+edgeRayRowsPerLane-1)/edgeRayRowsPerLane, EdgeThreads)
 	}
 	if err := rn.launch(ModuleEdge, entry, g, blk, args...); err != nil || !pruned {

@@ -37,6 +37,8 @@ func edgeLaunches(t *testing.T, rec *recorder) {
 				b.rayQuery(rec, "rayd_edge_nearest_ray", r, ro),
 				b.rayQuery(rec, "rayd_edge_nearest_ray_rows", r, ro),
 				b.rayQuery(rec, "rayd_edge_nearest_ray_phased", r, ro),
+				b.rayQuery(rec, "rayd_edge_nearest_ray_phased_top", r, ro),
+				b.rayQuery(rec, "rayd_edge_nearest_ray_ops", r, ro),
 				b.rayQuery(rec, "rayd_edge_nearest_ray_exact", r, ro),
 				b.rayQuery(rec, "rayd_edge_brute_ray", r, ro),
 				b.nearestK(rec, q, 5, ko),

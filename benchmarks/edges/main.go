@@ -9,9 +9,11 @@
 // nearest edge to a point, to a segment (finite tmax) and to a half ray.
 // Variants are interleaved inside each round after warm-up rounds; the table
 // reports the median and minimum. -kernels times several ray kernels in the
-// same run (accel.EdgeRayKernel: pruned, NearestRay's kernel on large edge
-// BVHs; phased, its form with batched refills and node and leaf phases,
-// NearestRay's kernel on small ones; rows, its one-thread-per-row form;
+// same run (accel.EdgeRayKernel: pruned, the float32-pruned walk with lanes
+// that refill one by one; ops, the same walk one operation per lane and
+// iteration, NearestRay's kernel on large edge BVHs; phased, batched refills
+// and node and leaf phases, NearestRay's kernel on small ones; phased_top,
+// phased with the top of the stack in registers; rows, one thread per row;
 // exact, the float64-bounded walk), each checked like the default one.
 //
 // -mirror N needs no GPU: it walks the first N rows of each ray batch with
@@ -32,7 +34,7 @@
 // reference (package edge). Any mismatch fails the run.
 //
 //	edges -out benchmarks/results/edges-h200.json
-//	edges -kernels auto,pruned,rows,exact,phased -out edges-kernels.json
+//	edges -kernels auto,pruned,rows,exact,phased,phased_top,ops -out edges-kernels.json
 //	edges -mirror 20000
 package main
 
@@ -71,7 +73,7 @@ func main() {
 	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.kinds, "kinds", "point,segment,half_ray", "queries to run (comma-separated)")
-	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: auto, pruned, rows, exact, phased); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
+	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: auto, pruned, rows, exact, phased, phased_top, ops); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
 	flag.StringVar(&o.out, "out", "", "JSON output path")
 	flag.IntVar(&o.mirror, "mirror", 0, "no GPU: walk this many rows of each ray batch with the host mirrors of both ray kernels and report the work per row")
 	flag.Parse()

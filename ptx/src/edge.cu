@@ -10,8 +10,8 @@
 // point, top-k and float64 ray traversals prune a node only when its float64
 // lower bound exceeds the current best (the k-th best for top-k) by more
 // than a relative 1e-9 (rays: and the absolute margin of ray_margin). The
-// ray traversals of rayd_edge_nearest_ray and _rows prune nodes and edges
-// with the float32 tests of edge_prune.cuh, which never drop an edge the
+// ray traversals of rayd_edge_nearest_ray, _rows, _phased, _phased_top and
+// _ops prune nodes and edges with the float32 tests of edge_prune.cuh, which never drop an edge the
 // brute force could pick; the rows those tests cannot take are answered by
 // rayd_edge_nearest_ray_deferred. So each kernel returns the brute-force
 // scan's answer bit for bit. A query whose float64 traversal stack would
@@ -33,10 +33,12 @@ using namespace rayd_edge;
 // (tuning knobs): 4 caps the persistent kernel at 128 registers; 8 caps the
 // one-row-per-thread kernel at 64, which spills a little but runs the light
 // scene's segment and half-ray batches 8-10% faster than at 4 (H200); the
-// phased kernel runs as fast at 8 as at 4 (64 against 114 registers).
+// phased kernel runs as fast at 8 as at 4 (64 against 114 registers); the
+// phased_top and ops kernels are held to 64 registers as well.
 #define EDGE_RAY_MIN_BLOCKS 4
 #define EDGE_RAY_ROWS_MIN_BLOCKS 8
 #define EDGE_RAY_PHASED_MIN_BLOCKS 8
+#define EDGE_RAY_OPS_MIN_BLOCKS 8
 
 namespace {
 
@@ -429,6 +431,7 @@ __device__ __forceinline__ void ray32_write(const ray_out& out, const float4* re
 }
 
 #include "edge_phased.cuh"
+#include "edge_ops.cuh"
 
 }  // namespace
 
@@ -566,8 +569,34 @@ __global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_PHASED_MIN_BLOCKS) rayd
     const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
     const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
     float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
-    nearest_ray_phased(ray_in{nodes, recs, num_recs, mask},
-                       ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, o, d, tmax, active, n);
+    nearest_ray_phased<false>(ray_in{nodes, recs, num_recs, mask},
+                              ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, o, d, tmax, active, n);
+}
+
+// rayd_edge_nearest_ray_phased_top(...): rayd_edge_nearest_ray_phased with
+// the top of each lane's stack kept in registers (edge_phased.cuh, top32).
+__global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_PHASED_MIN_BLOCKS) rayd_edge_nearest_ray_phased_top(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
+    float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
+    nearest_ray_phased<true>(ray_in{nodes, recs, num_recs, mask},
+                             ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, o, d, tmax, active, n);
+}
+
+// rayd_edge_nearest_ray_ops(...): parameters as rayd_edge_nearest_ray_exact;
+// rayd_edge_nearest_ray's records and tests, each lane's row advancing one
+// operation at a time (a node, a record test, a closest pair) and the warp
+// running in each iteration the kind the most lanes can run
+// (edge_ops.cuh); rows it cannot answer are left to
+// rayd_edge_nearest_ray_deferred. blockDim.x must be EDGE_THREADS.
+__global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_OPS_MIN_BLOCKS) rayd_edge_nearest_ray_ops(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
+    float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
+    nearest_ray_ops(ray_in{nodes, recs, num_recs, mask},
+                    ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, o, d, tmax, active, n);
 }
 
 // rayd_edge_nearest_ray_rows(...): rayd_edge_nearest_ray with one thread per

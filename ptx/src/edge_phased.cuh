@@ -1,4 +1,5 @@
-// edge_phased.cuh: the walk of rayd_edge_nearest_ray_phased (included by
+// edge_phased.cuh: the walk of rayd_edge_nearest_ray_phased and _phased_top
+// and the top-of-stack cache that _phased_top and _ops share (included by
 // edge.cu inside its anonymous namespace, after ray32_write).
 //
 // Persistent lanes, as rayd_edge_nearest_ray, with two changes that keep a
@@ -34,8 +35,77 @@ __device__ __forceinline__ int ray32_nodes(const ray_in& in, ray32& L, int* sref
     return 0;
 }
 
-// nearest_ray_phased is the body of rayd_edge_nearest_ray_phased: the
-// grid's warps split the rows into equal contiguous shares (any grid size).
+// top32 keeps the top entry of a walk's stack in registers (the walks of
+// rayd_edge_nearest_ray_phased_top and _ops):
+// the stack arrays hold the entries below it, and mem says whether the top
+// is also still in the arrays (at sp − 1), where a pop read it from, so
+// that pushing over it needs no store.
+struct top32 {
+    int ref;
+    float v;
+    bool mem;
+};
+
+__device__ __forceinline__ void top32_push(ray32& L, top32& T, int ref, float v, int* sref, float* sv) {
+    if (L.sp > 0 && !T.mem) {
+        sref[L.sp - 1] = T.ref;
+        sv[L.sp - 1] = T.v;
+    }
+    T.ref = ref; T.v = v; T.mem = false;
+    ++L.sp;
+}
+
+__device__ __forceinline__ void top32_pop(ray32& L, top32& T, const int* sref, const float* sv, int& ref, float& v) {
+    ref = T.ref; v = T.v;
+    if (--L.sp > 0) {
+        T.ref = sref[L.sp - 1];
+        T.v = sv[L.sp - 1];
+        T.mem = true;
+    }
+}
+
+// ray32_open_c is ray32_open through the top cache: the same tests, pushes
+// and overflow rule.
+__device__ __forceinline__ void ray32_open_c(const ray_in& in, ray32& L, top32& T, int ref, int* sref, float* sv) {
+    const float4* n = in.nodes + 4LL * ref;
+    float4 n0 = rayd::node_load(n), n1 = rayd::node_load(n + 1), n2 = rayd::node_load(n + 2),
+           n3 = rayd::node_load(n + 3);
+    int r0 = __float_as_int(n3.x), r1 = __float_as_int(n3.y);
+    float k0, k1 = 0.0f, v1 = INFINITY;
+    float v0 = q32_box(L.f, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y, k0);
+    if (r1 != r0) v1 = q32_box(L.f, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, k1);  // r1 == r0: a one-edge BVH
+    bool h0 = !(v0 > L.f.rf2), h1 = !(v1 > L.f.rf2);
+    if (h0 && h1) {
+        if (L.sp + 2 > EDGE_STACK) {  // never with a build of height ≤ RAYD_MAX_DEPTH
+            L.sp = -1;
+            return;
+        }
+        bool swap = k1 < k0;  // child 1 first
+        top32_push(L, T, swap ? r0 : r1, swap ? v0 : v1, sref, sv);
+        top32_push(L, T, swap ? r1 : r0, swap ? v1 : v0, sref, sv);
+    } else if (h0 || h1) {
+        top32_push(L, T, h0 ? r0 : r1, h0 ? v0 : v1, sref, sv);
+    }
+}
+
+// ray32_nodes_c is ray32_nodes through the top cache.
+__device__ __forceinline__ int ray32_nodes_c(const ray_in& in, ray32& L, top32& T, int* sref, float* sv) {
+    while (L.sp > 0) {
+        int ref;
+        float v;
+        top32_pop(L, T, sref, sv, ref, v);
+        if (v > L.f.rf2) continue;
+        if (ref < 0) return ref;
+        ray32_open_c(in, L, T, ref, sref, sv);
+    }
+    return 0;
+}
+
+// nearest_ray_phased is the body of rayd_edge_nearest_ray_phased (TOP
+// false) and _phased_top (TOP true: the top of the stack in registers, so
+// that popping the child just pushed reads no memory): the grid's warps
+// split the rows into equal contiguous shares (any grid size).
+template <bool TOP>
 __device__ __forceinline__ void nearest_ray_phased(const ray_in& in, const ray_out& out, const float* __restrict__ o,
                                                    const float* __restrict__ d, const float* __restrict__ tmax,
                                                    const unsigned char* __restrict__ active, int n) {
@@ -48,6 +118,7 @@ __device__ __forceinline__ void nearest_ray_phased(const ray_in& in, const ray_o
     ray32 L;
     int sref[EDGE_STACK];
     float sv[EDGE_STACK];
+    top32 T{0, 0.0f, true};  // ray32_begin's root entry, also in the arrays
     long long i = -1;        // the lane's row, −1: none
     long long next = first;  // the warp's next row (the same in every lane)
     for (;;) {
@@ -60,14 +131,17 @@ __device__ __forceinline__ void nearest_ray_phased(const ray_in& in, const ray_o
             if (i < 0 && r < last) {
                 ray_q q;
                 bool deferred;
-                if (ray32_begin(in, o, d, tmax, active, r, B, L, q, deferred, sref, sv)) i = r;
+                if (ray32_begin(in, o, d, tmax, active, r, B, L, q, deferred, sref, sv)) {
+                    i = r;
+                    T = top32{0, 0.0f, true};
+                }
                 else if (deferred) out.gid[r] = EDGE_DEFERRED;
                 else write_ray(out, in.recs, r, q);
             }
             continue;
         }
         if (i < 0) continue;
-        int leaf = ray32_nodes(in, L, sref, sv);
+        int leaf = TOP ? ray32_nodes_c(in, L, T, sref, sv) : ray32_nodes(in, L, sref, sv);
         if (leaf < 0) ray32_leaf(in, L, leaf);
         if (L.sp <= 0) {
             ray32_write(out, in.recs, i, L);
