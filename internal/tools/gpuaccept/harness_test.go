@@ -40,8 +40,10 @@ func fixture(t *testing.T, mode string) {
 			t.Skip("a GPU test that skips after its gate")
 		})
 	case "fail":
+		t.Run("cpu", func(t *testing.T) { t.Log("passing output") })
 		t.Run("gpu", func(t *testing.T) {
 			gpumark.Mark(t, 1, 1, gpumark.Ran)
+			t.Cleanup(func() { t.Log("random seed: RAYD_TEST_SEED=123") })
 			t.Error("wrong result")
 		})
 	}
@@ -136,6 +138,19 @@ func TestAFailingGPUTestFails(t *testing.T) {
 	assert.Equal(t, 1, r.ExitCode)
 	assert.Contains(t, r.Problems, "the binary exited with status 1")
 	assert.Contains(t, r.Problems, "2 failed: TestFixtureSuite, TestFixtureSuite/gpu")
+	tests := byName(r)
+	require.Contains(t, tests, "TestFixtureSuite/gpu")
+	gpu := strings.Join(tests["TestFixtureSuite/gpu"].Output, "\n")
+	assert.Contains(t, gpu, "harness_test.go:")
+	assert.Contains(t, gpu, ": wrong result")
+	assert.Contains(t, gpu, ": random seed: RAYD_TEST_SEED=123")
+	assert.NotContains(t, gpu, "passing output")
+	whole := strings.Join(tests["TestFixtureSuite"].Output, "\n")
+	assert.Contains(t, whole, "=== RUN   TestFixtureSuite/gpu")
+	assert.Contains(t, whole, ": wrong result")
+	assert.Contains(t, whole, "--- FAIL: TestFixtureSuite/gpu")
+	require.Contains(t, tests, "TestFixtureSuite/cpu")
+	assert.Empty(t, tests["TestFixtureSuite/cpu"].Output)
 }
 
 // TestADeferralWhereTheDevicesAreIsAFailure: on a machine with two

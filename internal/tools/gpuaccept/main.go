@@ -11,6 +11,16 @@
 // marks each test at its GPU gate (package internal/gpumark), with the
 // device count it needs and the test binary's build stamp.
 //
+// The record of a test that failed (outcome "fail", or "no result" when the
+// binary ended before its --- line) also holds "output": the lines it
+// printed from its === RUN on (its t.Log and t.Error messages, a seed it
+// logged, a panic), with its subtests' output nested in, following the
+// === PAUSE, === CONT and === NAME lines of parallel tests so that other
+// tests' lines stay out. It keeps the first 50 and the last 150 lines, 32
+// KiB in all; where lines were left out a line says so, and
+// "output_lines_cut" counts them. Passing tests carry no output. A suite
+// with a problem also keeps the last lines of the whole run, "log_tail".
+//
 // The run is accepted when nothing failed or skipped; every suite of the
 // committed list (suites.json) ran, with at least its listed number of
 // GPU-gated top-level tests, at least one test, and status 0; every binary,

@@ -36,11 +36,26 @@ type testRecord struct {
 	Needs int `json:"needs_devices,omitempty"`
 	// Deferred says why a deferred test did not run here.
 	Deferred string `json:"deferred,omitempty"`
+	// Output is what a failed test (outcome fail or no result) printed, in
+	// order: its own lines (t.Log and t.Error messages such as
+	// "x_test.go:12: ...", and whatever the stream attributes to it after
+	// its --- FAIL line, a panic for one) with the lines, === RUN and ---
+	// result lines of its subtests nested in, and an "=== NAME  Test" line
+	// where the output passes from one test of the tree to another. Its own
+	// === RUN and --- lines are left out. It holds at most the first
+	// maxOutputHead and the last maxOutputTail lines and maxOutputBytes
+	// bytes (a line over maxLineBytes is cut short); where lines were left
+	// out, a line saying so stands in their place. Empty for other outcomes.
+	Output []string `json:"output,omitempty"`
+	// OutputCut is the number of lines left out of Output (0: none).
+	OutputCut int `json:"output_lines_cut,omitempty"`
 
 	markers []gpumark.Marker
 	bad     []string // attribute values that are not markers
-	log     []string // its output, bounded
-	result  bool     // a --- line was seen
+	out     lineBuf  // its own output lines, bounded
+	frames  []outLine
+	nFrames int  // framing lines naming it, frames holds the first maxFrames
+	result  bool // a --- line was seen
 }
 
 // topLevel reports whether the record is a top-level test.
@@ -52,12 +67,10 @@ type stream struct {
 	byName map[string]*testRecord
 	final  string   // the binary's last verdict line, "PASS" or "FAIL"
 	tail   []string // the last output lines, framing removed
+	seq    int      // the number of lines read
 }
 
-const (
-	maxTestLog = 40
-	maxTail    = 60
-)
+const maxTail = 60
 
 func (s *stream) get(name string) *testRecord {
 	if r, ok := s.byName[name]; ok {
@@ -74,8 +87,17 @@ func (s *stream) output(cur, line string) {
 	if len(s.tail) > maxTail {
 		s.tail = s.tail[len(s.tail)-maxTail:]
 	}
-	if r, ok := s.byName[cur]; ok && len(r.log) < maxTestLog {
-		r.log = append(r.log, line)
+	if r, ok := s.byName[cur]; ok {
+		r.out.add(outLine{seq: s.seq, owner: r.Name, text: clip(line)})
+	}
+}
+
+// frameOf records a framing line (=== RUN, --- FAIL, ...) that names t, for
+// the output of the failed tests around it.
+func (s *stream) frameOf(t *testRecord, body string) {
+	t.nFrames++
+	if len(t.frames) < maxFrames {
+		t.frames = append(t.frames, outLine{seq: s.seq, owner: t.Name, text: clip(body), frame: true})
 	}
 }
 
@@ -90,6 +112,7 @@ func parseStream(r io.Reader) (*stream, error) {
 	for {
 		line, err := br.ReadString('\n')
 		if line != "" {
+			s.seq++
 			line = strings.TrimRight(line, "\r\n")
 			if body, ok := strings.CutPrefix(line, frame); ok {
 				cur = s.framed(strings.TrimLeft(body, " "), cur)
@@ -118,6 +141,9 @@ func (s *stream) framed(body, cur string) string {
 			if name != "" && p == "=== RUN" {
 				s.get(name)
 			}
+			if t, ok := s.byName[name]; ok && p != "=== NAME" {
+				s.frameOf(t, body)
+			}
 			return name
 		}
 	}
@@ -132,6 +158,9 @@ func (s *stream) framed(body, cur string) string {
 				t.bad = append(t.bad, val)
 			}
 		}
+		if t, ok := s.byName[name]; ok {
+			s.frameOf(t, body)
+		}
 		return cur
 	}
 	for _, o := range []struct{ prefix, outcome string }{{"--- PASS: ", outPass}, {"--- FAIL: ", outFail}, {"--- SKIP: ", outSkip}} {
@@ -139,6 +168,7 @@ func (s *stream) framed(body, cur string) string {
 			name, secs := splitResult(rest)
 			t := s.get(name)
 			t.Outcome, t.Seconds, t.result = o.outcome, secs, true
+			s.frameOf(t, body)
 			return name
 		}
 	}
@@ -187,6 +217,11 @@ func (s *stream) finish() {
 			if u.Name == t.Name || strings.HasPrefix(u.Name, t.Name+"/") || strings.HasPrefix(t.Name, u.Name+"/") {
 				u.GPU = true
 			}
+		}
+	}
+	for _, t := range s.tests {
+		if t.Outcome == outFail || t.Outcome == outNoResult {
+			t.Output, t.OutputCut = s.outputOf(t)
 		}
 	}
 }

@@ -40,10 +40,10 @@ func TestParseReadsResultsAttributesAndOutput(t *testing.T) {
 	assert.True(t, a.GPU)
 	assert.True(t, sub.GPU, "inherits its parent's gate")
 	assert.InDelta(t, 0.25, sub.Seconds, 1e-9)
-	assert.Contains(t, sub.log, "    a log line")
+	assert.Contains(t, texts(sub.out.lines()), "    a log line")
 	assert.Equal(t, outSkip, b.Outcome, "an unframed --- line is output")
 	assert.False(t, b.GPU)
-	assert.Contains(t, b.log, "    skip reason")
+	assert.Contains(t, texts(b.out.lines()), "    skip reason")
 	assert.Equal(t, "PASS", s.final)
 	assert.NotContains(t, s.byName, "TestFake")
 }
