@@ -15,6 +15,10 @@
 // compute mesh (6,291,456 edges) on both scenes, wall clock of the host
 // call, minimum of rounds.
 //
+// Each operation's row records the seeds of its row batches and edge mask
+// (newBatch(rows, seed) replays a batch) and, where the CPU check found a
+// difference, the first differing element with both values and their bits.
+//
 //	replicated -out tests/evidence/replicated-1gpu.json
 //
 // Any mismatch makes it exit 1 after writing the evidence.
@@ -55,8 +59,16 @@ type opRow struct {
 	VertexTol     float64  `json:"vertex_tolerance,omitempty"`
 	CPURows       int      `json:"cpu_rows_checked"`
 	CPUMismatches int      `json:"cpu_mismatches"`
-	SingleMs      float64  `json:"single_ms"`
-	ReplicatedMs  float64  `json:"replicated_ms"`
+	// FirstCPUMismatch is the first differing element against the CPU
+	// reference (nil: none, or a comparison by relative L2).
+	FirstCPUMismatch *mismatch `json:"first_cpu_mismatch,omitempty"`
+	// Seeds of the row batches (the timed batch, the CPU-checked batch)
+	// and of the edge mask, to replay a failure: newBatch(rows, seed).
+	BatchSeed    uint64  `json:"batch_seed,omitempty"`
+	CPUBatchSeed uint64  `json:"cpu_batch_seed,omitempty"`
+	MaskSeed     uint64  `json:"edge_mask_seed,omitempty"`
+	SingleMs     float64 `json:"single_ms"`
+	ReplicatedMs float64 `json:"replicated_ms"`
 }
 
 type offloadRow struct {

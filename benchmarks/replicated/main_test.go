@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,10 +47,42 @@ func TestCompareAllOnSimulatedDevices(t *testing.T) {
 	for _, r := range rep.Operations {
 		require.True(t, r.BitwiseEqual, r.Op)
 		require.NotEmpty(t, r.Fields, r.Op)
+		require.Nil(t, r.FirstCPUMismatch, r.Op)
+		require.NotZero(t, r.BatchSeed, r.Op)
+		require.Equal(t, r.BatchSeed+1, r.CPUBatchSeed, r.Op)
 	}
 	require.NotEmpty(t, rep.Offload)
 	for _, o := range rep.Offload {
 		require.True(t, o.Once, o.Op)
 		require.Positive(t, o.Chunks, o.Op)
 	}
+}
+
+// firstDiff names the first differing element of a record, by field and
+// index, with both values and their bits; equal records give nil, and
+// newBatch replays a batch from its seed.
+func TestFirstDiffNamesTheFirstDifferingElement(t *testing.T) {
+	type rec struct {
+		Origins, Directions []float64
+		Hits                []int32
+		N                   int
+	}
+	a := &rec{Origins: []float64{1, 2, 3}, Directions: []float64{0, 1}, Hits: []int32{4, 5}, N: 2}
+	b := &rec{Origins: []float64{1, 2, 3}, Directions: []float64{0, 1}, Hits: []int32{4, 5}, N: 2}
+	require.Nil(t, firstDiff(a, b))
+	b.Directions[0] = math.Copysign(0, -1) // −0: equal as numbers, not bit for bit
+	b.Hits[1] = 6
+	m := firstDiff(a, b)
+	require.NotNil(t, m)
+	require.Equal(t, mismatch{Field: "Directions", Index: 0, Want: "0 (0x0000000000000000)", Got: "-0 (0x8000000000000000)"}, *m)
+	_, n, err := diff(a, b)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	b.Directions[0] = 0
+	require.Equal(t, mismatch{Field: "Hits", Index: 1, Want: "5", Got: "6"}, *firstDiff(a, b))
+	require.Equal(t, mismatch{Field: "values", Index: 2, Want: "3 (0x40400000)", Got: "4 (0x40800000)"},
+		*firstDiff([]float32{1, 2, 3}, []float32{1, 2, 4}))
+
+	require.Equal(t, newBatch(64, 42), newBatch(64, 42))
+	require.NotEqual(t, newBatch(64, 42).o, newBatch(64, 43).o)
 }

@@ -174,12 +174,15 @@ func compareAll(ctx context.Context, rep *report, meshes []rayd.Mesh, rows, cpuR
 		return err
 	}
 	defer cpu.Close()
-	big, small := newBatch(rows, uint64(time.Now().UnixNano())), newBatch(cpuRows, uint64(time.Now().UnixNano())+1)
+	bigSeed := uint64(time.Now().UnixNano())
+	big, small := newBatch(rows, bigSeed), newBatch(cpuRows, bigSeed+1)
 	for _, masked := range []bool{false, true} {
 		config := fmt.Sprintf("grid %d + box", int(math.Round(math.Sqrt(float64(len(meshes[0].Faces)/6)))))
+		var maskSeed uint64
 		if masked {
 			mask := make([]bool, single.NumEdges())
-			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
+			maskSeed = uint64(time.Now().UnixNano())
+			r := rand.New(rand.NewPCG(maskSeed, 3))
 			for i := range mask {
 				mask[i] = r.IntN(4) != 0
 			}
@@ -199,12 +202,17 @@ func compareAll(ctx context.Context, rep *report, meshes []rayd.Mesh, rows, cpuR
 				return fmt.Errorf("%s: %w", o.name, err)
 			}
 			row.Config = config
+			row.BatchSeed, row.CPUBatchSeed, row.MaskSeed = bigSeed, bigSeed+1, maskSeed
 			rep.Operations = append(rep.Operations, row)
 			if !row.BitwiseEqual || row.CPUMismatches > 0 || (row.VertexRelL2 != nil && *row.VertexRelL2 > o.tol) {
 				rep.Failures = append(rep.Failures, fmt.Sprintf("%s (%s)", o.name, config))
 			}
 			fmt.Printf("%-30s %-24s %8d rows  %-10s mismatches %d  cpu %d/%d  %.1f / %.1f ms\n", o.name, config, row.Rows,
 				row.Dispatch, row.Mismatches, row.CPUMismatches, row.CPURows, row.SingleMs, row.ReplicatedMs)
+			if m := row.FirstCPUMismatch; m != nil {
+				fmt.Printf("  first row unlike the CPU reference: %s[%d] cpu %s, device %s (cpu batch seed %d, mask seed %d)\n",
+					m.Field, m.Index, m.Want, m.Got, row.CPUBatchSeed, row.MaskSeed)
+			}
 		}
 	}
 	if device {
@@ -265,7 +273,9 @@ func compareOp(ctx context.Context, o op, single, repl, cpu *rayd.Scene, big, sm
 	}
 	row.CPURows = small.n
 	if o.tol == 0 || o.name == "nearest_edge_vjp" || o.name == "nearest_edge_ray_vjp" {
-		_, row.CPUMismatches, err = diff(ref, mine)
+		if _, row.CPUMismatches, err = diff(ref, mine); err == nil && row.CPUMismatches > 0 {
+			row.FirstCPUMismatch = firstDiff(ref, mine)
+		}
 	} else {
 		// The intersect VJP's rows are float64 on the device and narrowed;
 		// the reference narrows its float64 rows: both are compared on the
