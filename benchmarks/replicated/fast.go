@@ -38,7 +38,7 @@ func fastPaths(ctx context.Context, single, repl *rayd.Scene, b *batch) []opRow 
 			r.Dispatch = string(d.Mode)
 		}
 		if err == nil {
-			r.Fields, r.Mismatches, err = diff(want, got)
+			r.Fields, r.Mismatches, _, err = diff(want, got)
 		}
 		r.BitwiseEqual = err == nil && r.Mismatches == 0
 		if err != nil {

@@ -58,30 +58,37 @@ func TestCompareAllOnSimulatedDevices(t *testing.T) {
 	}
 }
 
-// firstDiff names the first differing element of a record, by field and
-// index, with both values and their bits; equal records give nil, and
-// newBatch replays a batch from its seed.
-func TestFirstDiffNamesTheFirstDifferingElement(t *testing.T) {
+// diff names the first differing element of a record, by field and index,
+// with both values and their bits; equal records give none, and newBatch
+// replays a batch from its seed.
+func TestDiffNamesTheFirstDifferingElement(t *testing.T) {
 	type rec struct {
 		Origins, Directions []float64
 		Hits                []int32
 		N                   int
 	}
+	first := func(want, got any) *mismatch {
+		_, _, m, err := diff(want, got)
+		require.NoError(t, err)
+		return m
+	}
 	a := &rec{Origins: []float64{1, 2, 3}, Directions: []float64{0, 1}, Hits: []int32{4, 5}, N: 2}
 	b := &rec{Origins: []float64{1, 2, 3}, Directions: []float64{0, 1}, Hits: []int32{4, 5}, N: 2}
-	require.Nil(t, firstDiff(a, b))
+	require.Nil(t, first(a, b))
 	b.Directions[0] = math.Copysign(0, -1) // −0: equal as numbers, not bit for bit
 	b.Hits[1] = 6
-	m := firstDiff(a, b)
+	m := first(a, b)
 	require.NotNil(t, m)
 	require.Equal(t, mismatch{Field: "Directions", Index: 0, Want: "0 (0x0000000000000000)", Got: "-0 (0x8000000000000000)"}, *m)
-	_, n, err := diff(a, b)
+	_, n, _, err := diff(a, b)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	b.Directions[0] = 0
-	require.Equal(t, mismatch{Field: "Hits", Index: 1, Want: "5", Got: "6"}, *firstDiff(a, b))
+	require.Equal(t, mismatch{Field: "Hits", Index: 1, Want: "5", Got: "6"}, *first(a, b))
+	b.Hits[1], b.N = 5, 3
+	require.Equal(t, mismatch{Field: "N", Index: -1, Want: "2", Got: "3"}, *first(a, b))
 	require.Equal(t, mismatch{Field: "values", Index: 2, Want: "3 (0x40400000)", Got: "4 (0x40800000)"},
-		*firstDiff([]float32{1, 2, 3}, []float32{1, 2, 4}))
+		*first([]float32{1, 2, 3}, []float32{1, 2, 4}))
 
 	require.Equal(t, newBatch(64, 42), newBatch(64, 42))
 	require.NotEqual(t, newBatch(64, 42).o, newBatch(64, 43).o)

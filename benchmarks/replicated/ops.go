@@ -255,7 +255,7 @@ func compareOp(ctx context.Context, o op, single, repl, cpu *rayd.Scene, big, sm
 	if d := repl.LastDispatch(); d != nil {
 		row.Dispatch = string(d.Mode)
 	}
-	if row.Fields, row.Mismatches, err = diff(want, got); err != nil {
+	if row.Fields, row.Mismatches, _, err = diff(want, got); err != nil {
 		return row, err
 	}
 	row.BitwiseEqual = row.Mismatches == 0
@@ -273,9 +273,7 @@ func compareOp(ctx context.Context, o op, single, repl, cpu *rayd.Scene, big, sm
 	}
 	row.CPURows = small.n
 	if o.tol == 0 || o.name == "nearest_edge_vjp" || o.name == "nearest_edge_ray_vjp" {
-		if _, row.CPUMismatches, err = diff(ref, mine); err == nil && row.CPUMismatches > 0 {
-			row.FirstCPUMismatch = firstDiff(ref, mine)
-		}
+		_, row.CPUMismatches, row.FirstCPUMismatch, err = diff(ref, mine)
 	} else {
 		// The intersect VJP's rows are float64 on the device and narrowed;
 		// the reference narrows its float64 rows: both are compared on the
