@@ -135,7 +135,7 @@ func variants(bs []*batch, kernels string) ([]*batch, error) {
 			v := *b
 			v.kernel = k
 			if k != accel.EdgeRayAuto {
-				v.name = b.base + "_" + k.String()
+				v.name = b.name + "_" + k.String()
 			}
 			out = append(out, &v)
 		}
@@ -200,6 +200,10 @@ func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResul
 	if len(bs) == 0 {
 		return nil, fmt.Errorf("no query among -kinds %q", o.kinds)
 	}
+	bs, err = withOrders(bs, o.orders)
+	if err != nil {
+		return nil, err
+	}
 	for _, b := range bs {
 		if err := f.upload(b); err != nil {
 			return nil, err
@@ -225,7 +229,7 @@ func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResul
 		return nil, err
 	}
 	bruteRows := o.queries
-	if cfg.Name != workload.Light.Name {
+	if cfg.Name != workload.Light.Name || !o.bruteAllLight {
 		bruteRows = min(o.bruteRows, o.queries)
 	}
 	for i, b := range bs {

@@ -16,6 +16,11 @@
 // phased with the top of the stack in registers; rows, one thread per row;
 // exact, the float64-bounded walk), each checked like the default one.
 //
+// -orders also times each ray batch with its rows sorted on the host by a
+// key of the origin and direction (order.go), a probe of what coherent
+// warps would gain; the queries themselves never sort (the measurement is
+// in benchmarks/results/experiments/edge-sort/).
+//
 // -mirror N needs no GPU: it walks the first N rows of each ray batch with
 // the host mirrors of the kernels (accel.Layout.NearestEdgeRay over
 // accel.BuildEdgesHost, the device build bit for bit) and prints the work
@@ -35,6 +40,7 @@
 //
 //	edges -out benchmarks/results/edges-h200.json
 //	edges -kernels auto,pruned,rows,exact,phased,phased_top,ops -out edges-kernels.json
+//	edges -config light -orders octant,m5 -brute-all-light=false
 //	edges -mirror 20000
 package main
 
@@ -58,7 +64,8 @@ type report struct {
 
 type options struct {
 	ordinal, rounds, warmup, check, queries, bruteRows, leaf, bruteDevices, mirror int
-	only, out, kinds, kernels                                                      string
+	bruteAllLight                                                                  bool
+	only, out, kinds, kernels, orders                                              string
 }
 
 func main() {
@@ -69,11 +76,13 @@ func main() {
 	flag.IntVar(&o.check, "check", 65536, "rows per query checked against the CPU reference")
 	flag.IntVar(&o.queries, "queries", 1<<22, "rows per query batch")
 	flag.IntVar(&o.bruteRows, "brute-rows", 16384, "rows checked against the device brute force on compute (light: all)")
+	flag.BoolVar(&o.bruteAllLight, "brute-all-light", true, "check every light row against the device brute force (false: the first -brute-rows, as on compute)")
 	flag.IntVar(&o.bruteDevices, "brute-devices", 1, "devices sharing the brute-force check (-device and the next ones)")
 	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.kinds, "kinds", "point,segment,half_ray", "queries to run (comma-separated)")
 	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: auto, pruned, rows, exact, phased, phased_top, ops); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
+	flag.StringVar(&o.orders, "orders", "", "also time each ray batch with its rows sorted on the host by these keys (comma-separated: octant, m5, dir, org), named segment@m5, ...")
 	flag.StringVar(&o.out, "out", "", "JSON output path")
 	flag.IntVar(&o.mirror, "mirror", 0, "no GPU: walk this many rows of each ray batch with the host mirrors of both ray kernels and report the work per row")
 	flag.Parse()
