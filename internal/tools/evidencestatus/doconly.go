@@ -8,31 +8,33 @@ import (
 	"strings"
 )
 
-// codeOnly drops from commits those whose changes to the GPU-code paths
-// are documentation only: every file they touch there is a Go file whose
-// tokens, comments aside, are the same before and after. A change to any
+// codeOnly drops from commits those whose changes to paths (a pathspec
+// set: gpuPaths or a suite set) are documentation only: every file they
+// touch there is a Go file whose tokens, comments aside, are the same
+// before and after. A change to any
 // other file (CUDA sources, PTX, the manifest), an added or removed file,
 // or a commit the history cannot answer for, counts.
-func (g *repo) codeOnly(commits []string) []string {
-	return slices.DeleteFunc(slices.Clone(commits), g.docOnly)
+func (g *repo) codeOnly(commits []string, paths []string) []string {
+	return slices.DeleteFunc(slices.Clone(commits), func(c string) bool { return g.docOnly(c, paths) })
 }
 
 // docOnly reports whether commit c changes only comments (and layout) in
-// the GPU-code paths, against its first parent (worked out once per commit).
-func (g *repo) docOnly(c string) bool {
-	if d, ok := g.docOf[c]; ok {
+// paths, against its first parent (worked out once per commit and set).
+func (g *repo) docOnly(c string, paths []string) bool {
+	key := c + "\x00" + strings.Join(paths, "\x00")
+	if d, ok := g.docOf[key]; ok {
 		return d
 	}
-	d := g.docOnlyUncached(c)
+	d := g.docOnlyUncached(c, paths)
 	if g.docOf == nil {
 		g.docOf = map[string]bool{}
 	}
-	g.docOf[c] = d
+	g.docOf[key] = d
 	return d
 }
 
-func (g *repo) docOnlyUncached(c string) bool {
-	out, err := g.git(append([]string{"diff-tree", "--no-commit-id", "-r", "--name-only", c + "^1", c, "--"}, gpuPaths...)...)
+func (g *repo) docOnlyUncached(c string, paths []string) bool {
+	out, err := g.git(append([]string{"diff-tree", "--no-commit-id", "-r", "--name-only", c + "^1", c, "--"}, paths...)...)
 	if err != nil || out == "" {
 		return false
 	}

@@ -69,7 +69,8 @@ func judge(r *record, g *repo, head headPTX) status {
 		add("no commit recorded")
 		fresh = false
 	default:
-		h := g.gpuCommitsSince(r.Commit)
+		paths, what := g.pathsFor(r.Path)
+		h := g.gpuCommitsSince(r.Commit, paths)
 		short := r.Commit
 		if len(short) > 12 {
 			short = short[:12]
@@ -83,14 +84,14 @@ func judge(r *record, g *repo, head headPTX) status {
 			add("commit %s%s: %s", short, dirty, h.unavailable)
 			fresh = false
 		case len(h.commits) == 0:
-			add("commit %s%s: no GPU-code commits since", short, dirty)
+			add("commit %s%s: no %s commits since", short, dirty, what)
 		default:
 			list := h.commits
 			more := ""
 			if len(list) > maxListed {
 				list, more = list[:maxListed], fmt.Sprintf(" and %d more", len(h.commits)-maxListed)
 			}
-			add("commit %s%s: %d GPU-code commit(s) since: %s%s", short, dirty, len(h.commits), strings.Join(list, " "), more)
+			add("commit %s%s: %d %s commit(s) since: %s%s", short, dirty, len(h.commits), what, strings.Join(list, " "), more)
 			fresh = false
 		}
 	}

@@ -107,6 +107,66 @@ func TestEvidenceIsCurrentUntilGPUCodeChanges(t *testing.T) {
 	assert.Zero(t, rc, "stale evidence is reported, not failed, without -strict\n%s", out)
 }
 
+// TestTestChangesStaleOnlyTheSuiteRecords: a commit to test files (in
+// accel/ or the root package) or to the suites' test helpers leaves a
+// benchmark record current and makes the test-suite records
+// (gpu-accept*.json), which attest those tests, stale; a code commit makes
+// both stale.
+func TestTestChangesStaleOnlyTheSuiteRecords(t *testing.T) {
+	r := newTestRepo(t)
+	ran := r.git("rev-parse", "HEAD")
+	for _, f := range []string{"tests/evidence/gpu-accept.json", "tests/evidence/gpu-accept-jit.json", "tests/evidence/run.json"} {
+		r.evidence(f, ran, false)
+	}
+	r.commit("evidence")
+	out, rc := r.status(true)
+	require.Zero(t, rc, out)
+
+	for _, p := range []string{"accel/a_test.go", "x_test.go", "internal/testscene/s.go"} {
+		r.write(p, "package x // "+p+"\n")
+		r.commit("change " + p)
+	}
+	out, rc = r.status(true)
+	assert.Equal(t, 1, rc, out)
+	assert.Contains(t, out, "current  tests/evidence/run.json")
+	assert.Contains(t, out, "no GPU-code commits since")
+	assert.Contains(t, out, "3 GPU-code or test commit(s) since")
+	assert.NotContains(t, out, "current  tests/evidence/gpu-accept")
+
+	r.write("accel/a.go", "package accel\n\nvar changed = 1\n")
+	r.commit("code")
+	out, _ = r.status(true)
+	assert.Contains(t, out, "STALE    tests/evidence/run.json")
+	assert.Contains(t, out, "1 GPU-code commit(s) since")
+	assert.Contains(t, out, "4 GPU-code or test commit(s) since")
+}
+
+// TestSuiteListNamesTheAttestedTests: with gpuaccept's suite list at HEAD,
+// only the listed packages' test files stale the suite records; without
+// one, every test file does.
+func TestSuiteListNamesTheAttestedTests(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(suiteList, `{"suites": [{"name": "rayd", "package": "."}, {"name": "cmd-rayd", "package": "./cmd/rayd"}]}`)
+	ran := r.commit("suite list")
+	r.evidence("tests/evidence/gpu-accept.json", ran, false)
+	r.commit("evidence")
+	r.write("geom/g_test.go", "package geom\n")
+	r.write("cmd/rayd/sub/s_test.go", "package sub\n")
+	r.commit("tests outside the suites")
+	out, rc := r.status(true)
+	assert.Zero(t, rc, out)
+	assert.Contains(t, out, "no GPU-code or test commits since")
+	r.write("cmd/rayd/m_test.go", "package main\n")
+	r.commit("a suite's test")
+	out, rc = r.status(true)
+	assert.Equal(t, 1, rc, out)
+	assert.Contains(t, out, "1 GPU-code or test commit(s) since")
+
+	assert.Contains(t, suitePathsOf(nil), ":(glob)**/*_test.go")
+	assert.Equal(t, []string{":(glob)*_test.go", ":(glob)accel/*_test.go"},
+		suitePathsOf([]byte(`{"suites": [{"package": "."}, {"package": "./accel"}]}`))[len(gpuPaths)-1+len(suiteHelpers):])
+}
+
 func TestDirtyAndOldAndUnreadableEvidence(t *testing.T) {
 	r := newTestRepo(t)
 	ran := r.git("rev-parse", "HEAD")
