@@ -22,7 +22,7 @@ import (
 func TestGPUClosestPointMatchesTheReference(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 83))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 83))
 	meshes := closestMeshes(r)
 	meshes = append(meshes, testscene.Soup(r, 30000, 0.03))
 	scenes := gpuBackendScenes(t, ord, meshes)
@@ -72,7 +72,7 @@ func TestGPUClosestPointMatchesTheReference(t *testing.T) {
 func TestGPUReplicatedClosestPointIsBitwiseOneGPU(t *testing.T) {
 	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 84))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 84))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(64, 2, -0.5)}
 	meshes[1].Dynamic = true
 	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA))

@@ -40,7 +40,7 @@ func requireSameSigns(t *testing.T, cpu *rayd.Scene, scenes map[string]*rayd.Sce
 func TestGPUClosestPointSignsMatchTheCPU(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 87))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 87))
 	meshes := append(closestMeshes(r), testscene.Soup(r, 6000, 0.05))
 	scenes := gpuBackendScenes(t, ord, meshes)
 	cpu := cpuScene(t, meshes...)
@@ -66,7 +66,7 @@ func TestGPUClosestPointSignsMatchTheCPU(t *testing.T) {
 func TestGPUReplicatedClosestPointSignsMatchTheCPU(t *testing.T) {
 	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 88))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 88))
 	meshes := append(closestMeshes(r), testscene.Soup(r, 4000, 0.05))
 	two, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...),
 		rayd.WithMultiDevice(rayd.MultiDeviceOptions{MinRaysPerDevice: 1024, AllowSameDevice: same}))

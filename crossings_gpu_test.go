@@ -19,7 +19,7 @@ import (
 func TestGPUCrossingsMatchTheCPU(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 73))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 73))
 	meshes := visibilityMeshes(r)
 	want := cpuScene(t, meshes...)
 	scenes := gpuBackendScenes(t, ord, meshes)
@@ -42,7 +42,7 @@ func TestGPUCrossingsMatchTheCPU(t *testing.T) {
 func TestGPUCrossingsReplicatedSameDevice(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 74))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 74))
 	meshes := visibilityMeshes(r)
 	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA), rayd.WithDevice(ord))
 	require.NoError(t, err)

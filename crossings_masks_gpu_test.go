@@ -9,6 +9,7 @@ import (
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
 )
 
 // TestGPUCrossingsMeshMasksMatchTheCPU: with mesh masks set at build, after
@@ -19,7 +20,7 @@ import (
 func TestGPUCrossingsMeshMasksMatchTheCPU(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 75))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 75))
 	meshes := visibilityMeshes(r)
 	meshes[1].Mask = rayd.Mask(0)
 	meshes[2].Mask = rayd.Mask(0x04)
@@ -46,7 +47,7 @@ func TestGPUCrossingsMeshMasksMatchTheCPU(t *testing.T) {
 func TestGPUCrossingsMeshMasksReplicatedSameDevice(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 76))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 76))
 	meshes := visibilityMeshes(r)
 	meshes[0].Mask = rayd.Mask(0)
 	want := cpuScene(t, meshes...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
 )
 
 // TestGPUSceneEdgeQueriesMatchTheReference: on the CUDA BVH and OptiX
@@ -16,7 +17,7 @@ import (
 // equal the host reference bit for bit, through masks and a vertex update.
 func TestGPUSceneEdgeQueriesMatchTheReference(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
-	r := rand.New(rand.NewPCG(rand.Uint64(), 53))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 53))
 	for _, soupEdges := range []bool{true, false} {
 		meshes := edgeMeshes(r, soupEdges)
 		checkSceneEdges(t, r, meshes, gpuBackendScenes(t, ord, meshes))

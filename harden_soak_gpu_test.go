@@ -164,12 +164,13 @@ func TestGPUSoak(t *testing.T) {
 		}
 	}
 	var wg sync.WaitGroup
+	seed := testscene.Seed(t)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer prog.finish(w)
-			r := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			r := rand.New(rand.NewPCG(uint64(w), seed))
 			for time.Now().Before(deadline) {
 				prog.beat(w, time.Now())
 				q, bad, err := soakIteration(r, w, ords)

@@ -211,7 +211,7 @@ func TestGPUOptiXInstancedSceneAgreesWithReference(t *testing.T) {
 func TestGPUOptiXInstancedSceneHonoursLimitsAndMasks(t *testing.T) {
 	dev := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 91))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 91))
 	meshes := []rayd.Mesh{testscene.Grid(16, 1.5, 0), testscene.Soup(r, 600, 0.1), testscene.Sphere([3]float32{0, 0, 0}, 0.4, 12, 8)}
 	for m, v := range testscene.RandomMeshMasks(r, len(meshes)) {
 		meshes[m].Mask = rayd.Mask(v)

@@ -69,7 +69,7 @@ func checkMaskedParity(t *testing.T, name string, want, got *rayd.Scene, rays ra
 func TestGPUMaskedQueriesMatchTheCPU(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 71))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 71))
 	meshes := parityScenes[3].meshes(r) // mixed: grid, soup, sphere
 	for m, v := range testscene.RandomMeshMasks(r, len(meshes)) {
 		meshes[m].Mask = rayd.Mask(v)
@@ -123,7 +123,7 @@ func requireSamePairs(t *testing.T, name string, want, got *rayd.Scene, start, e
 func TestGPUMaskedReplicatedIsBitwiseOneGPU(t *testing.T) {
 	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 73))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 73))
 	meshes := parityScenes[3].meshes(r)
 	for m, v := range testscene.RandomMeshMasks(r, len(meshes)) {
 		meshes[m].Mask = rayd.Mask(v)

@@ -43,7 +43,7 @@ func TestGPUReplicatedFastPathsAreBitwiseOneGPU(t *testing.T) {
 
 func fastPathsAreBitwiseOneGPU(t *testing.T, devs []int, same bool, tr shard.Transfer, mode shard.Mode, path, other shard.Path) {
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 13))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 13))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02), testscene.Grid(48, 2, -0.5)}
 	meshes[1].Dynamic = true
 	one, err := rayd.NewScene(ctx, meshes, rayd.WithBackend(rayd.BackendCUDA))
@@ -184,7 +184,7 @@ func poisonHits(t *testing.T, h *rayd.DeviceHits) {
 func TestGPUCalibrateBuiltInProbe(t *testing.T) {
 	devs, same := gputest.ReplicaDevices(t)
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 17))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 17))
 	meshes := []rayd.Mesh{testscene.Soup(r, 50000, 0.02)}
 	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{AllowSameDevice: same}))
 	require.NoError(t, err)

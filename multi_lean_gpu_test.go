@@ -23,7 +23,7 @@ import (
 func leanScene(t *testing.T, devs []int, same bool, tr shard.Transfer, seed uint64) (*rayd.Scene, rayd.Rays, *rayd.DeviceRays, *rayd.DeviceHits) {
 	t.Helper()
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), seed))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), seed))
 	meshes := []rayd.Mesh{testscene.Soup(r, 20000, 0.02)}
 	s, err := rayd.NewScene(ctx, meshes, rayd.WithDevices(devs...), rayd.WithMultiDevice(rayd.MultiDeviceOptions{
 		MinRaysPerDevice: 1024, AllowSameDevice: same, Weights: []float64{1, 1}, Transfer: tr}))

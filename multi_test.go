@@ -18,7 +18,7 @@ import (
 
 func TestReplicatedSceneOnSimulatedDevices(t *testing.T) {
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 3))
 	meshes := []rayd.Mesh{testscene.Grid(24, 2, 0), testscene.Sphere([3]float32{0, 0, 0.4}, 0.3, 16, 8)}
 	meshes[0].Dynamic = true
 	tb, err := geom.BuildTables(meshes)

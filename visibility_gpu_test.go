@@ -9,6 +9,7 @@ import (
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
 )
 
 // TestGPUVisibilityVariantsMatchTheCPU: on the CUDA BVH and OptiX backends
@@ -17,7 +18,7 @@ import (
 func TestGPUVisibilityVariantsMatchTheCPU(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 63))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 63))
 	meshes := visibilityMeshes(r)
 	want := cpuScene(t, meshes...)
 	scenes := gpuBackendScenes(t, ord, meshes)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rayd-go/rayd"
 	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
 )
 
 // TestGPUVisibilityVariantsMeshMasksMatchTheCPU: with mesh masks set at
@@ -19,7 +20,7 @@ import (
 func TestGPUVisibilityVariantsMeshMasksMatchTheCPU(t *testing.T) {
 	ord := gputest.MustHaveDevices(t, 1)[0]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(rand.Uint64(), 64))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 64))
 	meshes := visibilityMeshes(r)
 	meshes[1].Mask = rayd.Mask(0)
 	meshes[3].Mask = rayd.Mask(0x10)

@@ -3,13 +3,13 @@ package accel
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -72,13 +72,9 @@ func requireSameRaw(t testing.TB, name string, got, want [][]uint32) {
 	}
 }
 
-// compactSeed is a fresh seed per run, logged so that a failure can be
-// replayed by pinning it.
-func compactSeed(t testing.TB) uint64 {
-	seed := rand.Uint64()
-	t.Logf("ray seed %#x", seed)
-	return seed
-}
+// compactSeed is a fresh seed per run (testscene.Seed: logged when the test
+// fails, replayed with RAYD_TEST_SEED).
+func compactSeed(t testing.TB) uint64 { return testscene.Seed(t) }
 
 // TestGPUCompactExpandMatchesIntersect: on every GPU test scene, both node
 // layouts, fresh random rays (inactive, tmax, non-finite and zero-direction

@@ -20,7 +20,7 @@ import (
 // rows overflow small k.
 func TestGPUCrossingsAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 11))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 11))
 		tb := tables(t, cloudMesh(6000, 0.08, 43), gridMesh(24, 3), testscene.Sphere([3]float32{.2, 0, 0}, .7, 24, 12))
 		rs, err := ref.NewScene(tb)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rayd-go/rayd/edge"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -33,7 +34,7 @@ func gpuRayKernel(t *testing.T, s *launch.Stream, b *EdgeBVH, k EdgeRayKernel, r
 // build the mirrors walk.
 func TestGPUEdgeRayKernelsAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 8))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 8))
 		for _, sc := range pruneScales {
 			for name, es := range rayScenes(t, r, sc.c, sc.s) {
 				b := buildEdgeBVH(t, s, es)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rayd-go/rayd/edge"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -70,7 +71,7 @@ func compareRay(t *testing.T, name string, got, want *edge.RayResult) {
 // ranges, with and without masks.
 func TestGPUEdgeRayAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 6))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 6))
 		for name, es := range edgeScenes(t) {
 			b := buildEdgeBVH(t, s, es)
 			for _, drop := range []int{0, 4} {
@@ -95,7 +96,7 @@ func TestGPUEdgeRayAgainstReference(t *testing.T) {
 // fewer enabled edges than k.
 func TestGPUEdgeTopKAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 7))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 7))
 		for name, es := range edgeScenes(t) {
 			b := buildEdgeBVH(t, s, es)
 			for _, k := range []int{1, 3, 16} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rayd-go/rayd/edge"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -169,7 +170,7 @@ func buildEdgeBVH(t *testing.T, s *launch.Stream, es *edge.Scene) *EdgeBVH {
 // edge mask and an active mask, after a refit and on a fresh random batch.
 func TestGPUEdgePointAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 5))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 5))
 		for name, es := range edgeScenes(t) {
 			b := buildEdgeBVH(t, s, es)
 			for _, drop := range []int{0, 3} {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rayd-go/rayd/edge"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -14,7 +15,7 @@ import (
 // refit still applies.
 func TestGPUEdgeRefitKeepsMaskAndAgrees(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 8))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 8))
 		es := edge.NewScene(tables(t, cloudMesh(2000, 0.05, 21)))
 		b := buildEdgeBVH(t, s, es)
 		mask := make([]bool, es.Edges.Len())
@@ -82,7 +83,7 @@ func gradsMatch(t *testing.T, name string, got, want []float64, tol float64) {
 // edge) on a soup with random cotangents, misses included.
 func TestGPUEdgeVJPAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 9))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 9))
 		es := edge.NewScene(tables(t, cloudMesh(800, 0.08, 31)))
 		b := buildEdgeBVH(t, s, es)
 		nv := es.Tables.NumVertices()

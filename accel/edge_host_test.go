@@ -11,6 +11,7 @@ import (
 
 	"github.com/rayd-go/rayd/edge"
 	"github.com/rayd-go/rayd/geom"
+	"github.com/rayd-go/rayd/internal/testscene"
 )
 
 // endsScene is a scene straight from edge endpoints (6 floats per edge):
@@ -153,7 +154,7 @@ func TestNearestEdgeRayMirrorsEqualTheReference(t *testing.T) {
 	if testing.Short() {
 		rows = 100
 	}
-	seed := rand.Uint64()
+	seed := testscene.Seed(t)
 	for _, sc := range pruneScales {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()

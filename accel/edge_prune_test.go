@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rayd-go/rayd/edge"
+	"github.com/rayd-go/rayd/internal/testscene"
 )
 
 var prunePairs = flag.Int("edge.prune-pairs", 0, "pairs per scale of TestPruneTestsKeepEveryCandidate (0: the default)")
@@ -212,7 +213,7 @@ func TestPruneTestsKeepEveryCandidate(t *testing.T) {
 	if *prunePairs > 0 {
 		pairs = *prunePairs
 	}
-	seed := rand.Uint64()
+	seed := testscene.Seed(t)
 	for _, sc := range pruneScales {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -265,7 +266,7 @@ func TestPruneTestsKeepEveryCandidate(t *testing.T) {
 // radius set to the bare √dc (no margin) some adversarial pair loses its
 // edge, which the margin prevents.
 func TestPruneTestsPruneAndNeedTheirMargins(t *testing.T) {
-	r := rand.New(rand.NewPCG(rand.Uint64(), 99))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 99))
 	dropped, far, lost := 0, 0, 0
 	for _, sc := range []struct{ c, s float64 }{{0, 1}, {1e4, 1e-2}, {3e6, 1}} {
 		for range 20000 {

@@ -24,7 +24,7 @@ import (
 // FetchBatch gives the same words; FetchAuto follows the scene's size.
 func TestGPUDynamicFetchMatchesReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 29))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 29))
 		masked := maskedTables(t, r)
 		plainMeshes := masked.Meshes()
 		for m := range plainMeshes {

@@ -21,7 +21,7 @@ import (
 // kernels). No backend ever reports a face its row may not see.
 func TestGPUOptiXMaskedParity(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 17))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 17))
 		tb := tables(t, cloudMesh(4000, 0.06, 45), gridMesh(20, 2.5),
 			testscene.Sphere([3]float32{.3, -.2, .1}, .5, 20, 10), cloudMesh(300, 0.2, 46))
 		sc, err := ref.NewScene(tb)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -20,7 +21,7 @@ import (
 // hold, which leaves the tail untouched.
 func TestGPURadixSortMatchesStableHostSort(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 41))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 41))
 		const capacity = 300_001
 		sc, err := NewRadixSortScratch(s.Device(), capacity)
 		require.NoError(t, err)

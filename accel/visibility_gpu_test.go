@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ref"
 )
@@ -14,7 +15,7 @@ import (
 // second blocker must be found), inactive rows and −1 pads.
 func TestGPUSegmentBlockersAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 10))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 10))
 		tb := tables(t, cloudMesh(4000, 0.06, 41), gridMesh(20, 3))
 		rs, err := ref.NewScene(tb)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/ref"
 )
@@ -15,7 +16,7 @@ import (
 // layouts, written into poisoned outputs; no blocker is a face of mask 0.
 func TestGPUSegmentBlockersMaskedAgainstReference(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
-		r := rand.New(rand.NewPCG(rand.Uint64(), 14))
+		r := rand.New(rand.NewPCG(testscene.Seed(t), 14))
 		tb := tables(t, cloudMesh(4000, 0.06, 47), gridMesh(20, 3), cloudMesh(500, 0.2, 48))
 		rs, err := ref.NewScene(tb)
 		if err != nil {

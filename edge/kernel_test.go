@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rayd-go/rayd/internal/testscene"
 )
 
 // TestKernelMathIsTheQueriesMath: RaySegment returns the record a one-edge
@@ -15,7 +17,7 @@ import (
 // point's nearest point (PointBoxBound), and are 0 for a box holding the
 // point.
 func TestKernelMathIsTheQueriesMath(t *testing.T) {
-	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	r := rand.New(rand.NewPCG(testscene.Seed(t), 3))
 	s := quadScene(t)
 	a, b := s.endpoints(0)
 	f := func() float32 { return float32(r.Float64()*4 - 2) }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -75,7 +76,7 @@ func TestGatherScatterColumnsRoundTrip(t *testing.T) {
 	s, err := d.NewStream()
 	require.NoError(t, err)
 	defer s.Close()
-	seed := rand.Uint64()
+	seed := testscene.Seed(t)
 	t.Logf("seed %#x", seed)
 	rng := rand.New(rand.NewPCG(seed, 17))
 	for round, shape := range []struct {
@@ -146,7 +147,7 @@ func TestColumnsOfTypedBuffers(t *testing.T) {
 	s, err := d.NewStream()
 	require.NoError(t, err)
 	defer s.Close()
-	seed := rand.Uint64()
+	seed := testscene.Seed(t)
 	t.Logf("seed %#x", seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	f := make([]float32, 1001)

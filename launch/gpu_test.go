@@ -7,13 +7,13 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rayd-go/rayd/driver"
 	"github.com/rayd-go/rayd/internal/gputest"
+	"github.com/rayd-go/rayd/internal/testscene"
 	"github.com/rayd-go/rayd/launch"
 )
 
@@ -155,8 +155,8 @@ func runBasicKernels(d *launch.Device, seed uint64) error {
 
 func TestBasicKernelsEveryDeviceConcurrently(t *testing.T) {
 	ords := gputest.MustHaveDevices(t, 1)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d, %d device(s)", seed, len(ords))
+	seed := testscene.Seed(t)
+	t.Logf("%d device(s)", len(ords))
 	var wg sync.WaitGroup
 	errs := make([]error, 2*len(ords))
 	for i, o := range ords {
@@ -180,7 +180,7 @@ func TestBasicKernelsEveryDeviceConcurrently(t *testing.T) {
 
 func TestTwoDevicesFromTwoGoroutines(t *testing.T) {
 	gputest.MustHaveDevices(t, 2)
-	seed := uint64(time.Now().UnixNano())
+	seed := testscene.Seed(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for o := 0; o < 2; o++ {
@@ -213,7 +213,7 @@ func TestPeerCopyRoundTrip(t *testing.T) {
 	require.NoError(t, launch.EnablePeerAccess(d0, d1))
 	n := 3<<20 + 17
 	src := make([]uint32, n)
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	rng := rand.New(rand.NewPCG(testscene.Seed(t), 1))
 	for i := range src {
 		src[i] = rng.Uint32()
 	}

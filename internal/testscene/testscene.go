@@ -16,9 +16,10 @@ import (
 	"github.com/rayd-go/rayd/internal/workload"
 )
 
-// Rand returns a generator seeded from the clock (or from RAYD_TEST_SEED)
-// and logs the seed when the test fails, so that a failure can be replayed.
-func Rand(t testing.TB) *rand.Rand {
+// Seed returns a fresh seed for a test's random inputs (from the clock, or
+// RAYD_TEST_SEED when it is set) and logs it when the test fails, so that a
+// failure can be replayed: RAYD_TEST_SEED=<seed> go test -run <test>.
+func Seed(t testing.TB) uint64 {
 	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("RAYD_TEST_SEED"); s != "" {
@@ -33,7 +34,13 @@ func Rand(t testing.TB) *rand.Rand {
 			t.Logf("random seed: RAYD_TEST_SEED=%d", seed)
 		}
 	})
-	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	return seed
+}
+
+// Rand returns a generator seeded by Seed.
+func Rand(t testing.TB) *rand.Rand {
+	t.Helper()
+	return rand.New(rand.NewPCG(Seed(t), 0x9e3779b97f4a7c15))
 }
 
 // Box is a closed axis-aligned box with outward normals (12 triangles).
