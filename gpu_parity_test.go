@@ -478,10 +478,12 @@ func TestConcurrentQueriesOverlap(t *testing.T) {
 
 // TestOptiXBackendAgreesUnderTheTieRule runs the public API on the OptiX
 // backend against the CPU reference: same prim except near-ties, t within
-// 1e-5 relative; rows whose reference hit lies on a triangle's boundary
-// (nearBoundary: a barycentric within 1e-4 plus the face's float32
+// 1e-5 relative; rows whose reference or OptiX hit lies on a triangle's
+// boundary (nearBoundary: a barycentric within 1e-4 plus the face's float32
 // conditioning of 0) are counted, not failed, because OptiX's triangle test
-// is not watertight there. Barycentrics are logged, not
+// is not watertight there: it may report a hit just outside an edge that
+// the watertight reference misses (seen at weight −3.5e-7), or miss one
+// just inside. Barycentrics are logged, not
 // asserted: OptiX computes them with its own float32 conditioning (errors
 // grow with distance over triangle size), so the BVH's 1e-4 rule does not
 // transfer; accel's parity test bounds them relative to that conditioning.
@@ -509,7 +511,8 @@ func TestOptiXBackendAgreesUnderTheTieRule(t *testing.T) {
 		require.NoError(t, err)
 		boundary, bad, maxBary := 0, 0, 0.0
 		for i := 0; i < n; i++ {
-			onEdge := nearBoundary(tb, org[3*i:3*i+3], dir[3*i:3*i+3], c.PrimID[i], c.Bary[3*i:3*i+3])
+			onEdge := nearBoundary(tb, org[3*i:3*i+3], dir[3*i:3*i+3], c.PrimID[i], c.Bary[3*i:3*i+3]) ||
+				nearBoundary(tb, org[3*i:3*i+3], dir[3*i:3*i+3], g.PrimID[i], g.Bary[3*i:3*i+3])
 			single := &rayd.Hits{Flags: rayd.FlagsAll, T: g.T[i : i+1], P: g.P[3*i : 3*i+3], N: g.N[3*i : 3*i+3], GeoN: g.GeoN[3*i : 3*i+3],
 				UV: g.UV[2*i : 2*i+2], Bary: g.Bary[3*i : 3*i+3], ShapeID: g.ShapeID[i : i+1], PrimID: g.PrimID[i : i+1],
 				LocalPrimID: g.LocalPrimID[i : i+1], GlobalPrimID: g.GlobalPrimID[i : i+1]}
@@ -521,7 +524,8 @@ func TestOptiXBackendAgreesUnderTheTieRule(t *testing.T) {
 			}
 			if m := compareHits(tb, org[3*i:3*i+3], dir[3*i:3*i+3], single, want); m.prim+m.t > 0 && !sameSurfaceNearOrigin(g, c, org, dir, i) {
 				if bad+boundary < 5 {
-					t.Logf("row %d: optix t=%v prim=%d, reference t=%v prim=%d bary=%v", i, g.T[i], g.PrimID[i], c.T[i], c.PrimID[i], c.Bary[3*i:3*i+3])
+					t.Logf("row %d (boundary %v): optix t=%v prim=%d bary=%v, reference t=%v prim=%d bary=%v", i, onEdge,
+						g.T[i], g.PrimID[i], g.Bary[3*i:3*i+3], c.T[i], c.PrimID[i], c.Bary[3*i:3*i+3])
 				}
 				if onEdge {
 					boundary++
