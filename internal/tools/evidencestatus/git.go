@@ -27,10 +27,10 @@ const suiteList = "internal/tools/gpuaccept/suites.json"
 
 // suitePathsOf returns the paths whose changes make the test-suite evidence
 // (gpuaccept's gpu-accept*.json) stale: gpuPaths with their test files,
-// the test files of every suite package that list names (its JSON; each
-// package's own directory), and suiteHelpers. The suites attest the tests
-// they ran, so a changed test needs a new run. Without a readable list,
-// every test file counts.
+// the Go files (tests and code) of every suite package that list names
+// (its JSON; each package's own directory), and suiteHelpers. The suites
+// attest the packages and tests they ran, so a change there needs a new
+// run. Without a readable list, every test file counts.
 func suitePathsOf(list []byte) []string {
 	paths := append(slices.Clone(gpuPaths[:len(gpuPaths)-1]), suiteHelpers...)
 	var l struct {
@@ -44,9 +44,9 @@ func suitePathsOf(list []byte) []string {
 	for _, st := range l.Suites {
 		dir := strings.Trim(path.Clean(strings.TrimPrefix(st.Package, "./")), "/")
 		if dir == "." || dir == "" {
-			paths = append(paths, ":(glob)*_test.go")
+			paths = append(paths, ":(glob)*.go")
 		} else {
-			paths = append(paths, ":(glob)"+dir+"/*_test.go")
+			paths = append(paths, ":(glob)"+dir+"/*.go")
 		}
 	}
 	return paths

@@ -3,9 +3,9 @@
 // companions), the commit it records, the GPU-code commits made since
 // (ptx/, accel/, launch/, replica/, driver/, shard/, internal/engine/ and
 // the root package's non-test Go files; for the test-suite records,
-// gpu-accept*.json, also the test files of the GPU suites that
-// internal/tools/gpuaccept/suites.json lists, and internal/testscene and
-// internal/gputest: the tests they attest; a commit that changes only
+// gpu-accept*.json, also the Go files, tests and code, of the GPU suites
+// that internal/tools/gpuaccept/suites.json lists, and internal/testscene
+// and internal/gputest: what they attest; a commit that changes only
 // comments in Go files there does not count), and whether its PTX digests
 // equal HEAD's manifest. Files written before the evidence head existed are
 // reported with the fields they lack; files in an experiments/ folder (a
@@ -163,7 +163,7 @@ func print(w io.Writer, rep *report) {
 			shallow = " (shallow clone)"
 		}
 		fmt.Fprintf(w, "evidence status at HEAD %.12s%s; GPU-code paths: %s and the root package's non-test .go files"+
-			" (test-suite records: also the GPU suites' test files, %s)\n", rep.head, shallow, strings.Join(gpuPaths[:7], " "),
+			" (test-suite records: also the GPU suites' Go files, %s)\n", rep.head, shallow, strings.Join(gpuPaths[:7], " "),
 			strings.Join(suiteHelpers, " "))
 	}
 	n := map[string]int{}

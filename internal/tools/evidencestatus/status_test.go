@@ -142,8 +142,8 @@ func TestTestChangesStaleOnlyTheSuiteRecords(t *testing.T) {
 }
 
 // TestSuiteListNamesTheAttestedTests: with gpuaccept's suite list at HEAD,
-// only the listed packages' test files stale the suite records; without
-// one, every test file does.
+// only the listed packages' Go files (tests and code) stale the suite
+// records among those outside gpuPaths; without one, every test file does.
 func TestSuiteListNamesTheAttestedTests(t *testing.T) {
 	r := newTestRepo(t)
 	r.write(suiteList, `{"suites": [{"name": "rayd", "package": "."}, {"name": "cmd-rayd", "package": "./cmd/rayd"}]}`)
@@ -158,12 +158,14 @@ func TestSuiteListNamesTheAttestedTests(t *testing.T) {
 	assert.Contains(t, out, "no GPU-code or test commits since")
 	r.write("cmd/rayd/m_test.go", "package main\n")
 	r.commit("a suite's test")
+	r.write("cmd/rayd/main.go", "package main\n")
+	r.commit("a suite's code")
 	out, rc = r.status(true)
 	assert.Equal(t, 1, rc, out)
-	assert.Contains(t, out, "1 GPU-code or test commit(s) since")
+	assert.Contains(t, out, "2 GPU-code or test commit(s) since")
 
 	assert.Contains(t, suitePathsOf(nil), ":(glob)**/*_test.go")
-	assert.Equal(t, []string{":(glob)*_test.go", ":(glob)accel/*_test.go"},
+	assert.Equal(t, []string{":(glob)*.go", ":(glob)accel/*.go"},
 		suitePathsOf([]byte(`{"suites": [{"package": "."}, {"package": "./accel"}]}`))[len(gpuPaths)-1+len(suiteHelpers):])
 }
 
