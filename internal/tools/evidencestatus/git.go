@@ -15,8 +15,10 @@ import (
 // kernels and everything that launches them, and the engine code (the
 // root package's non-test Go files and internal/engine/). Test files are
 // not among them: they run in no benchmark.
-var gpuPaths = []string{"ptx/", "accel/", "launch/", "replica/", "driver/", "shard/", "internal/engine/",
-	":(glob)*.go", ":(exclude,glob)**/*_test.go"}
+var gpuPaths = append(slices.Clone(gpuCode), ":(exclude,glob)**/*_test.go")
+
+// gpuCode are gpuPaths with their test files.
+var gpuCode = []string{"ptx/", "accel/", "launch/", "replica/", "driver/", "shard/", "internal/engine/", ":(glob)*.go"}
 
 // suiteHelpers are the test helpers the GPU suites draw their scenes,
 // seeds and devices from.
@@ -32,7 +34,7 @@ const suiteList = "internal/tools/gpuaccept/suites.json"
 // attest the packages and tests they ran, so a change there needs a new
 // run. Without a readable list, every test file counts.
 func suitePathsOf(list []byte) []string {
-	paths := append(slices.Clone(gpuPaths[:len(gpuPaths)-1]), suiteHelpers...)
+	paths := append(slices.Clone(gpuCode), suiteHelpers...)
 	var l struct {
 		Suites []struct {
 			Package string `json:"package"`

@@ -59,6 +59,15 @@ func (r *testRepo) commit(msg string) string {
 	return r.git("rev-parse", "HEAD")
 }
 
+// changeEach commits a change to each file of paths, one commit each.
+func (r *testRepo) changeEach(paths ...string) {
+	r.t.Helper()
+	for _, p := range paths {
+		r.write(p, "package x // "+p+"\n")
+		r.commit("change " + p)
+	}
+}
+
 // evidence writes an evidence file with a full head at commit c.
 func (r *testRepo) evidence(rel, c string, dirty bool) {
 	r.t.Helper()
@@ -95,10 +104,7 @@ func TestEvidenceIsCurrentUntilGPUCodeChanges(t *testing.T) {
 	assert.Contains(t, out, fmt.Sprintf("all %d module digests equal HEAD's", len(r.head.modules)))
 	assert.Contains(t, out, "README cites tests/evidence/run.json at "+ran[:7]+": matches the file")
 
-	for _, p := range []string{"scene.go", "internal/engine/e.go", "accel/a.go"} {
-		r.write(p, "package x // "+p+"\n")
-		r.commit("change " + p)
-	}
+	r.changeEach("scene.go", "internal/engine/e.go", "accel/a.go")
 	out, rc = r.status(true)
 	assert.Equal(t, 1, rc, out)
 	assert.Contains(t, out, "STALE    tests/evidence/run.json")
@@ -122,10 +128,7 @@ func TestTestChangesStaleOnlyTheSuiteRecords(t *testing.T) {
 	out, rc := r.status(true)
 	require.Zero(t, rc, out)
 
-	for _, p := range []string{"accel/a_test.go", "x_test.go", "internal/testscene/s.go"} {
-		r.write(p, "package x // "+p+"\n")
-		r.commit("change " + p)
-	}
+	r.changeEach("accel/a_test.go", "x_test.go", "internal/testscene/s.go")
 	out, rc = r.status(true)
 	assert.Equal(t, 1, rc, out)
 	assert.Contains(t, out, "current  tests/evidence/run.json")
@@ -166,7 +169,7 @@ func TestSuiteListNamesTheAttestedTests(t *testing.T) {
 
 	assert.Contains(t, suitePathsOf(nil), ":(glob)**/*_test.go")
 	assert.Equal(t, []string{":(glob)*.go", ":(glob)accel/*.go"},
-		suitePathsOf([]byte(`{"suites": [{"package": "."}, {"package": "./accel"}]}`))[len(gpuPaths)-1+len(suiteHelpers):])
+		suitePathsOf([]byte(`{"suites": [{"package": "."}, {"package": "./accel"}]}`))[len(gpuCode)+len(suiteHelpers):])
 }
 
 func TestDirtyAndOldAndUnreadableEvidence(t *testing.T) {
