@@ -217,11 +217,11 @@ bench-edges:
 		[ $$st -ne 0 ] || mv $(BIN)/edges-h200.txt $(RESULTS_DIR)/edges-h200.txt; exit $$st
 
 ## bench-edges-kernels: the nearest-edge ray kernels timed against each
-## other in interleaved rounds (auto, pruned, rows, phased, phased_top, ops;
+## other in interleaved rounds (auto, pruned, rows, phased, phased_top, ops, spec;
 ## the float64-bounded exact walk is left out: -kernels exact times it), each
 ## checked as bench-edges checks -> $(RESULTS_DIR)/edges-h200-kernels.json.
 bench-edges-kernels:
-	$(BIN)/edgebench -kinds segment,half_ray -kernels auto,pruned,rows,phased,phased_top,ops -rounds 3 -warmup 1 \
+	$(BIN)/edgebench -kinds segment,half_ray -kernels auto,pruned,rows,phased,phased_top,ops,spec -rounds 3 -warmup 1 \
 		-out $(RESULTS_DIR)/edges-h200-kernels.json > $(BIN)/edges-kernels.txt; st=$$?; cat $(BIN)/edges-kernels.txt; \
 		[ $$st -ne 0 ] || mv $(BIN)/edges-kernels.txt $(RESULTS_DIR)/edges-h200-kernels.txt; exit $$st
 

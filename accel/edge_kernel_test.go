@@ -9,11 +9,11 @@ import (
 // TestEdgeRayKernelChoice: EdgeRayAuto resolves by the BVH's edge count,
 // an explicit kernel stays itself, and every kernel names its own entry.
 func TestEdgeRayKernelChoice(t *testing.T) {
-	small := &EdgeBVH{numEdges: EdgeRayPhasedBelow - 1}
-	large := &EdgeBVH{numEdges: EdgeRayPhasedBelow}
-	assert.Equal(t, EdgeRayPhased, small.RayKernel(EdgeRayAuto))
+	small := &EdgeBVH{numEdges: EdgeRaySpecBelow - 1}
+	large := &EdgeBVH{numEdges: EdgeRaySpecBelow}
+	assert.Equal(t, EdgeRaySpec, small.RayKernel(EdgeRayAuto))
 	assert.Equal(t, EdgeRayOps, large.RayKernel(EdgeRayAuto))
-	for _, k := range []EdgeRayKernel{EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased, EdgeRayPhasedTop, EdgeRayOps} {
+	for _, k := range []EdgeRayKernel{EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased, EdgeRayPhasedTop, EdgeRayOps, EdgeRaySpec} {
 		assert.Equal(t, k, small.RayKernel(k))
 		assert.Equal(t, k, large.RayKernel(k))
 	}
@@ -33,6 +33,8 @@ func TestEdgeRayKernelChoice(t *testing.T) {
 	assert.Equal(t, "rayd_edge_nearest_ray_phased_top", EdgeRayPhasedTop.entry())
 	assert.Equal(t, "ops", EdgeRayOps.String())
 	assert.Equal(t, "rayd_edge_nearest_ray_ops", EdgeRayOps.entry())
+	assert.Equal(t, "spec", EdgeRaySpec.String())
+	assert.Equal(t, "rayd_edge_nearest_ray_spec", EdgeRaySpec.entry())
 }
 
 // TestEdgeRayUnknownKernel: a kernel outside EdgeRayKernels is refused

@@ -129,15 +129,15 @@ func (b *EdgeBVH) pointQuery(r runner, entry string, q EdgePoints, out EdgePoint
 type EdgeRayKernel int
 
 const (
-	// EdgeRayAuto is what NearestRay runs: EdgeRayPhased on an edge BVH of
-	// fewer than EdgeRayPhasedBelow edges, EdgeRayOps on a larger one.
+	// EdgeRayAuto is what NearestRay runs: EdgeRaySpec on an edge BVH of
+	// fewer than EdgeRaySpecBelow edges, EdgeRayOps on a larger one.
 	EdgeRayAuto EdgeRayKernel = -1
 	// EdgeRayPruned is rayd_edge_nearest_ray: float32 node and edge tests
 	// (ptx/src/edge_prune.cuh) that never drop an edge the brute force could
 	// pick, the float64 closest pair for the edges they keep, lanes that take
 	// a new row as soon as they finish one; rows outside the tests' range
 	// are answered by rayd_edge_nearest_ray_deferred, queued after it. The
-	// other float32-pruned kernels (rows, phased, phased_top, ops) walk the
+	// other float32-pruned kernels (rows, phased, phased_top, ops, spec) walk the
 	// same way and defer the same rows; they differ in how a warp's lanes
 	// share the work.
 	EdgeRayPruned EdgeRayKernel = iota
@@ -152,7 +152,7 @@ const (
 	// and records, with a warp's idle lanes refilled together and each step
 	// split into a node phase (every busy lane opens nodes up to its next
 	// leaf) and a leaf phase, so that fewer lanes of a warp wait on code the
-	// others run. NearestRay runs it on small edge BVHs.
+	// others run.
 	EdgeRayPhased
 	// EdgeRayPhasedTop is rayd_edge_nearest_ray_phased_top: EdgeRayPhased
 	// with the top of each lane's traversal stack kept in registers, so that
@@ -165,22 +165,29 @@ const (
 	// most lanes can run; the top of each stack in registers as in
 	// EdgeRayPhasedTop.
 	EdgeRayOps
+	// EdgeRaySpec is rayd_edge_nearest_ray_spec: EdgeRayPhased's walk and
+	// records with speculative node phases: a lane that reaches a live leaf
+	// holds it and goes on opening nodes while other lanes of its warp still
+	// search, so a node phase is no longer as long as the warp's longest run
+	// of nodes between two leaves (ptx/src/edge_spec.cuh). NearestRay runs
+	// it on small edge BVHs.
+	EdgeRaySpec
 )
 
 // EdgeRayKernels lists the ray kernels.
 var EdgeRayKernels = []EdgeRayKernel{EdgeRayAuto, EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased,
-	EdgeRayPhasedTop, EdgeRayOps}
+	EdgeRayPhasedTop, EdgeRayOps, EdgeRaySpec}
 
-// EdgeRayPhasedBelow is the edge count below which NearestRay runs
-// EdgeRayPhased rather than EdgeRayOps. Measured on an H200, 4,194,304 rows,
+// EdgeRaySpecBelow is the edge count below which NearestRay runs
+// EdgeRaySpec rather than EdgeRayOps. Measured on an H200, 4,194,304 rows,
 // kernels interleaved (benchmarks/results/edges-h200-kernels.json): on
 // 109,825 edges, where every row opens a few dozen nodes and its leaves
-// come often, the phased kernel is the fastest; on 6,291,456 edges, where
-// rows open far more nodes, the ops kernel is, ahead of EdgeRayPruned.
-const EdgeRayPhasedBelow = 1 << 20
+// come often, the speculative kernel is the fastest; on 6,291,456 edges,
+// where rows open far more nodes, the ops kernel is.
+const EdgeRaySpecBelow = 1 << 20
 
 // String names the kernel ("auto", "pruned", "rows", "exact", "phased",
-// "phased_top", "ops").
+// "phased_top", "ops", "spec").
 func (k EdgeRayKernel) String() string {
 	switch k {
 	case EdgeRayAuto:
@@ -195,6 +202,8 @@ func (k EdgeRayKernel) String() string {
 		return "phased_top"
 	case EdgeRayOps:
 		return "ops"
+	case EdgeRaySpec:
+		return "spec"
 	}
 	return "pruned"
 }
@@ -212,6 +221,8 @@ func (k EdgeRayKernel) entry() string {
 		return "rayd_edge_nearest_ray_phased_top"
 	case EdgeRayOps:
 		return "rayd_edge_nearest_ray_ops"
+	case EdgeRaySpec:
+		return "rayd_edge_nearest_ray_spec"
 	}
 	return "rayd_edge_nearest_ray"
 }
@@ -229,8 +240,8 @@ func (b *EdgeBVH) RayKernel(k EdgeRayKernel) EdgeRayKernel {
 	if k != EdgeRayAuto {
 		return k
 	}
-	if b.numEdges < EdgeRayPhasedBelow {
-		return EdgeRayPhased
+	if b.numEdges < EdgeRaySpecBelow {
+		return EdgeRaySpec
 	}
 	return EdgeRayOps
 }
@@ -257,7 +268,7 @@ func (b *EdgeBVH) BruteRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
 }
 
 // edgeRayRowsPerLane is the mean number of rows each lane of the persistent
-// kernels (rayd_edge_nearest_ray, _phased, _phased_top, _ops) takes (the
+// kernels (rayd_edge_nearest_ray, _phased, _phased_top, _ops, _spec) takes (the
 // kernels split the rows evenly over the grid's warps, any grid size, and
 // their lanes refill from their warp's share): enough rows that a warp is
 // not held by its longest one, blocks enough that the hardware balances them

@@ -31,15 +31,14 @@ func edgeLaunches(t *testing.T, rec *recorder) {
 			ko := EdgeTopKOut{buf[uint8](), buf[uint8](), buf[float32](), buf[float32](), buf[float32](), buf[float32](),
 				buf[int32](), buf[int32](), buf[int32]()}
 			f64 := func() *launch.Buffer[float64] { return buf[float64]() }
+			for _, k := range EdgeRayKernels[1:] { // every ray kernel but auto
+				if err := b.rayQuery(rec, k.entry(), r, ro); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, err := range []error{
 				b.pointQuery(rec, "rayd_edge_nearest_point", q, po),
 				b.pointQuery(rec, "rayd_edge_brute_point", q, po),
-				b.rayQuery(rec, "rayd_edge_nearest_ray", r, ro),
-				b.rayQuery(rec, "rayd_edge_nearest_ray_rows", r, ro),
-				b.rayQuery(rec, "rayd_edge_nearest_ray_phased", r, ro),
-				b.rayQuery(rec, "rayd_edge_nearest_ray_phased_top", r, ro),
-				b.rayQuery(rec, "rayd_edge_nearest_ray_ops", r, ro),
-				b.rayQuery(rec, "rayd_edge_nearest_ray_exact", r, ro),
 				b.rayQuery(rec, "rayd_edge_brute_ray", r, ro),
 				b.nearestK(rec, q, 5, ko),
 				b.pointVJP(rec, buf[float32](), buf[int32](), 10, pg, f64(), f64()),

@@ -35,7 +35,7 @@ var summarize = benchhead.Summarize
 
 type queryResult struct {
 	Name string `json:"name"` // point, segment, half_ray; ray queries by a kernel other than pruned: segment_exact, ...
-	// Kernel is the ray kernel (accel.EdgeRayKernel: pruned, rows, exact, phased, phased_top, ops);
+	// Kernel is the ray kernel (accel.EdgeRayKernel: pruned, rows, exact, phased, phased_top, ops, spec);
 	// empty for points.
 	Kernel          string  `json:"kernel,omitempty"`
 	Ms              timing  `json:"ms"`
@@ -113,15 +113,24 @@ func queries(t *geom.Tables, n int, seed uint64) []*batch {
 }
 
 // variants returns, for each ray batch of bs, one batch per kernel named in
-// kernels (comma-separated: auto, pruned, rows, exact, phased, phased_top, ops), sharing its rows;
+// kernels (comma-separated names of accel.EdgeRayKernels), sharing its rows;
 // the default kernel (auto, what NearestRay runs) keeps the batch's name; point
 // batches once.
+// kernelNames lists the ray kernels' names, comma-separated.
+func kernelNames() string {
+	var names []string
+	for _, k := range accel.EdgeRayKernels {
+		names = append(names, k.String())
+	}
+	return strings.Join(names, ", ")
+}
+
 func variants(bs []*batch, kernels string) ([]*batch, error) {
 	var ks []accel.EdgeRayKernel
 	for _, name := range strings.Split(kernels, ",") {
 		i := slices.IndexFunc(accel.EdgeRayKernels, func(k accel.EdgeRayKernel) bool { return k.String() == name })
 		if i < 0 {
-			return nil, fmt.Errorf("unknown ray kernel %q in -kernels (auto, pruned, rows, exact, phased, phased_top, ops)", name)
+			return nil, fmt.Errorf("unknown ray kernel %q in -kernels (%s)", name, kernelNames())
 		}
 		ks = append(ks, accel.EdgeRayKernels[i])
 	}

@@ -81,7 +81,7 @@ func main() {
 	flag.IntVar(&o.leaf, "leaf", 0, "largest BVH leaf, 1..8 (0: the edge BVH default)")
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.kinds, "kinds", "point,segment,half_ray", "queries to run (comma-separated)")
-	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: auto, pruned, rows, exact, phased, phased_top, ops); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
+	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: "+kernelNames()+"); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
 	flag.StringVar(&o.orders, "orders", "", "also time each ray batch with its rows sorted on the host by these keys (comma-separated: octant, m5, dir, org), named segment@m5, ...")
 	flag.StringVar(&o.out, "out", "", "JSON output path")
 	flag.IntVar(&o.mirror, "mirror", 0, "no GPU: walk this many rows of each ray batch with the host mirrors of both ray kernels and report the work per row")

@@ -39,6 +39,11 @@ using namespace rayd_edge;
 #define EDGE_RAY_ROWS_MIN_BLOCKS 8
 #define EDGE_RAY_PHASED_MIN_BLOCKS 8
 #define EDGE_RAY_OPS_MIN_BLOCKS 8
+// The speculative kernel (edge_spec.cuh) at 5 blocks per SM gets 96
+// registers and spills little; on the light grid it ran segments and half
+// rays 3% faster than at 6 (80 registers) and 7% than at 8 (64), both of
+// which spill more, and 2-5% faster than at 4 (112 registers, no spills).
+#define EDGE_RAY_SPEC_MIN_BLOCKS 5
 
 namespace {
 
@@ -432,6 +437,7 @@ __device__ __forceinline__ void ray32_write(const ray_out& out, const float4* re
 
 #include "edge_phased.cuh"
 #include "edge_ops.cuh"
+#include "edge_spec.cuh"
 
 }  // namespace
 
@@ -597,6 +603,20 @@ __global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_OPS_MIN_BLOCKS) rayd_ed
     float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
     nearest_ray_ops(ray_in{nodes, recs, num_recs, mask},
                     ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, o, d, tmax, active, n);
+}
+
+// rayd_edge_nearest_ray_spec(...): parameters as rayd_edge_nearest_ray_exact;
+// the phased walk with speculative node phases: a lane that reaches a live
+// leaf holds it and goes on opening nodes while others still search
+// (edge_spec.cuh); rows it cannot answer are left to
+// rayd_edge_nearest_ray_deferred. blockDim.x must be EDGE_THREADS.
+__global__ void __launch_bounds__(EDGE_THREADS, EDGE_RAY_SPEC_MIN_BLOCKS) rayd_edge_nearest_ray_spec(
+    const float4* __restrict__ nodes, const float4* __restrict__ recs, int num_recs,
+    const unsigned char* __restrict__ mask, const float* __restrict__ o, const float* __restrict__ d,
+    const float* __restrict__ tmax, const unsigned char* __restrict__ active, int n, float* dist, float* ray_t,
+    float* point, float* edge_t, float* edge_point, int* shape, int* local, int* gid) {
+    nearest_ray_spec(ray_in{nodes, recs, num_recs, mask},
+                     ray_out{dist, ray_t, point, edge_t, edge_point, shape, local, gid}, o, d, tmax, active, n);
 }
 
 // rayd_edge_nearest_ray_rows(...): rayd_edge_nearest_ray with one thread per

@@ -1,6 +1,6 @@
 // edge_ops.cuh: the walk of rayd_edge_nearest_ray_ops (included by edge.cu
 // inside its anonymous namespace, after edge_phased.cuh, whose top-of-stack
-// cache it uses).
+// cache and warp shares it uses).
 //
 // Persistent lanes, one row each, whose walks advance one operation at a
 // time: opening a node (both child tests and the pushes), the float32 test
@@ -111,16 +111,14 @@ __device__ __forceinline__ void nearest_ray_ops(const ray_in& in, const ray_out&
                                                 const float* __restrict__ d, const float* __restrict__ tmax,
                                                 const unsigned char* __restrict__ active, int n) {
     const int lane = threadIdx.x & 31;
-    const long long warps = (long long)gridDim.x * EDGE_WARPS;
-    const long long per = ((long long)n + warps - 1) / warps;
-    const long long first = ((long long)blockIdx.x * EDGE_WARPS + (threadIdx.x >> 5)) * per;
-    const long long last = min(first + per, (long long)n);
+    const warp_rows share = warp_share(n);
+    const long long last = share.last;
     const double B = in.num_recs > 0 ? scene_bound(in.nodes) : 0.0;
     ops_row R;
     int sref[EDGE_STACK];
     float sv[EDGE_STACK];
     R.op = EDGE_OPS_IDLE;
-    long long next = first;  // the warp's next row (the same in every lane)
+    long long next = share.first;  // the warp's next row (the same in every lane)
     for (;;) {
         const unsigned idle = __ballot_sync(EDGE_FULL, R.op == EDGE_OPS_IDLE);
         const unsigned node = __ballot_sync(EDGE_FULL, R.op == EDGE_OPS_NODE);

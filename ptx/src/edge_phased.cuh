@@ -21,6 +21,33 @@
 
 #define EDGE_PHASED_REFILL 8
 
+// warp_rows is the calling warp's share [first, last) of n rows when the
+// grid's warps split them into equal contiguous shares (any grid size).
+struct warp_rows {
+    long long first, last;
+};
+
+__device__ __forceinline__ warp_rows warp_share(int n) {
+    const long long warps = (long long)gridDim.x * EDGE_WARPS;
+    const long long per = ((long long)n + warps - 1) / warps;
+    const long long first = ((long long)blockIdx.x * EDGE_WARPS + (threadIdx.x >> 5)) * per;
+    return warp_rows{first, min(first + per, (long long)n)};
+}
+
+// ray32_take starts row r: true when its walk is to run (ray32_begin);
+// otherwise the row's record (a miss) or its deferral is written.
+__device__ __forceinline__ bool ray32_take(const ray_in& in, const ray_out& out, const float* __restrict__ o,
+                                           const float* __restrict__ d, const float* __restrict__ tmax,
+                                           const unsigned char* __restrict__ active, long long r, double B, ray32& L,
+                                           int* sref, float* sv) {
+    ray_q q;
+    bool deferred;
+    if (ray32_begin(in, o, d, tmax, active, r, B, L, q, deferred, sref, sv)) return true;
+    if (deferred) out.gid[r] = EDGE_DEFERRED;
+    else write_ray(out, in.recs, r, q);
+    return false;
+}
+
 // ray32_nodes pops entries (while L.sp > 0) as ray32_step does, opening
 // nodes, until it pops a live leaf, which it returns; 0: the stack emptied
 // (L.sp = 0) or would have overflowed (L.sp = −1).
@@ -110,17 +137,15 @@ __device__ __forceinline__ void nearest_ray_phased(const ray_in& in, const ray_o
                                                    const float* __restrict__ d, const float* __restrict__ tmax,
                                                    const unsigned char* __restrict__ active, int n) {
     const int lane = threadIdx.x & 31;
-    const long long warps = (long long)gridDim.x * EDGE_WARPS;
-    const long long per = ((long long)n + warps - 1) / warps;
-    const long long first = ((long long)blockIdx.x * EDGE_WARPS + (threadIdx.x >> 5)) * per;
-    const long long last = min(first + per, (long long)n);
+    const warp_rows share = warp_share(n);
+    const long long last = share.last;
     const double B = in.num_recs > 0 ? scene_bound(in.nodes) : 0.0;
     ray32 L;
     int sref[EDGE_STACK];
     float sv[EDGE_STACK];
     top32 T{0, 0.0f, true};  // ray32_begin's root entry, also in the arrays
     long long i = -1;        // the lane's row, −1: none
-    long long next = first;  // the warp's next row (the same in every lane)
+    long long next = share.first;  // the warp's next row (the same in every lane)
     for (;;) {
         unsigned busy = __ballot_sync(EDGE_FULL, i >= 0);
         if (busy == 0 && next >= last) break;
@@ -128,15 +153,9 @@ __device__ __forceinline__ void nearest_ray_phased(const ray_in& in, const ray_o
         if (next < last && (busy == 0 || idle >= EDGE_PHASED_REFILL)) {
             long long r = next + __popc(~busy & ((1u << lane) - 1));  // this lane's rank among the idle
             next += idle;
-            if (i < 0 && r < last) {
-                ray_q q;
-                bool deferred;
-                if (ray32_begin(in, o, d, tmax, active, r, B, L, q, deferred, sref, sv)) {
-                    i = r;
-                    T = top32{0, 0.0f, true};
-                }
-                else if (deferred) out.gid[r] = EDGE_DEFERRED;
-                else write_ray(out, in.recs, r, q);
+            if (i < 0 && r < last && ray32_take(in, out, o, d, tmax, active, r, B, L, sref, sv)) {
+                i = r;
+                T = top32{0, 0.0f, true};
             }
             continue;
         }
