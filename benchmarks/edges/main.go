@@ -12,9 +12,10 @@
 // same run (accel.EdgeRayKernel: pruned, the float32-pruned walk with lanes
 // that refill one by one; ops, the same walk one operation per lane and
 // iteration, NearestRay's kernel on large edge BVHs; phased, batched refills
-// and node and leaf phases, NearestRay's kernel on small ones; phased_top,
-// phased with the top of the stack in registers; rows, one thread per row;
-// exact, the float64-bounded walk), each checked like the default one.
+// and node and leaf phases; spec, phased with speculative node phases,
+// NearestRay's kernel on small ones; phased_top, phased with the top of the
+// stack in registers; rows, one thread per row; exact, the float64-bounded
+// walk), each checked like the default one.
 //
 // -orders also times each ray batch with its rows sorted on the host by a
 // key of the origin and direction (order.go), a probe of what coherent
@@ -25,7 +26,9 @@
 // the host mirrors of the kernels (accel.Layout.NearestEdgeRay over
 // accel.BuildEdgesHost, the device build bit for bit) and prints the work
 // per row (nodes, box tests, leaves, records, float64 closest pairs), every
-// row checked against the CPU reference.
+// row checked against the CPU reference. The pruned walk's counts are those
+// of every float32-pruned kernel but spec, whose steps depend on the other
+// rows of its warp.
 //
 // Correctness: the BVH's output and the brute force's are poisoned with
 // different values (NaN payloads, impossible ids), so that a row neither
@@ -39,7 +42,7 @@
 // reference (package edge). Any mismatch fails the run.
 //
 //	edges -out benchmarks/results/edges-h200.json
-//	edges -kernels auto,pruned,rows,exact,phased,phased_top,ops -out edges-kernels.json
+//	edges -kernels auto,pruned,rows,exact,phased,phased_top,ops,spec -out edges-kernels.json
 //	edges -config light -orders octant,m5 -brute-all-light=false
 //	edges -mirror 20000
 package main
