@@ -115,7 +115,9 @@ func (w *edgeWalk) scanAll() {
 // NearestEdgeRay walks the edge BVH layout l (BuildEdgesHost) for one ray
 // row exactly as kernel k walks it on the device: the same tests in the same
 // order, so st counts the device's work and the result is the kernel's
-// record. The row is o + t·d, t ∈ [0, max(tmax, 0)] (tmax +Inf, the value of
+// record. EdgeRaySpec is the exception in order only: its steps depend on
+// the other rows of its warp, so st counts the pruned walk's work, and the
+// result is still the kernel's record. The row is o + t·d, t ∈ [0, max(tmax, 0)] (tmax +Inf, the value of
 // a nil TMax: the half ray); a non-finite o or d or a NaN tmax is a miss, as
 // is every row of an empty layout. mask (by global edge id) may be nil; st
 // may be nil.
