@@ -139,8 +139,8 @@ func (q *q32) along(x [3]float32, tn, tf float32) [3]float32 {
 	return [3]float32{float32(t * q.d[0]), float32(t * q.d[1]), float32(t * q.d[2])}
 }
 
-// unit is edge_unit: n scaled by the power of two that brings max|n_k| into
-// [1, 2); false for n = 0.
+// unit scales n by edge_scale, the power of two that brings max|n_k| into
+// [1, 2); false for n = 0 (the tests then return 0).
 func unit(n *[3]float32) bool {
 	m := geom.Fmaxf(geom.Fmaxf(abs32(n[0]), abs32(n[1])), abs32(n[2]))
 	if !(m > 0) {
@@ -153,9 +153,19 @@ func unit(n *[3]float32) bool {
 	return true
 }
 
+// rcpNW is rcp_nw: 1/x from the bit-pattern estimate 0x7EF311C3 − bits(x)
+// and steps Newton steps r·(2 − x·r), each operation rounded to float32.
+func rcpNW(x float32, steps int) float32 {
+	r := math.Float32frombits(0x7EF311C3 - math.Float32bits(x))
+	for range steps {
+		r = float32(r * float32(2-float32(x*r)))
+	}
+	return r
+}
+
 // sat is edge_sat: for the unit-scaled n and the support sup (n·c maximized
-// over the other set), fl(G²)/fl(|n|²) with G = min over [tn, tf] of
-// n·(t·d) − sup, or 0 when G ≤ 0.
+// over the other set), fl(fl(G²)·rcp_nw<2>(fl(|n|²))) with G = min over
+// [tn, tf] of n·(t·d) − sup, or 0 when G ≤ 0.
 func (q *q32) sat(n [3]float32, sup, tn, tf float32) float32 {
 	nn := dot32(n, n)
 	nd := dot32(n, q.d)
@@ -163,8 +173,15 @@ func (q *q32) sat(n [3]float32, sup, tn, tf float32) float32 {
 	if !(g > 0) {
 		return 0
 	}
-	return float32(float32(g*g) / nn)
+	return float32(float32(g*g) * rcpNW(nn, 2))
 }
+
+// Bounds of the |e|² whose reciprocal the edge test's projection takes
+// (EDGE32_IEE_LO, EDGE32_IEE_HI); outside them it takes 0.
+const (
+	prune32IEELo = 0x1p-100
+	prune32IEEHi = 0x1p100
+)
 
 // box is q32_box: the test of the box [lo, hi] for the current radius. It
 // returns v, which exceeds rf2 when the box is certainly farther than the
@@ -228,8 +245,8 @@ func (q *q32) edge(ea, eb [3]float32) float32 {
 	}
 	ee := dot32(e, e)
 	iee := float32(0)
-	if ee > 0 {
-		iee = float32(1) / ee
+	if ee >= prune32IEELo && ee <= prune32IEEHi {
+		iee = rcpNW(ee, 1)
 	}
 	var p [3]float32
 	for range 2 {

@@ -39,11 +39,12 @@ using namespace rayd_edge;
 #define EDGE_RAY_ROWS_MIN_BLOCKS 8
 #define EDGE_RAY_PHASED_MIN_BLOCKS 8
 #define EDGE_RAY_OPS_MIN_BLOCKS 8
-// The speculative kernel (edge_spec.cuh) at 5 blocks per SM gets 96
-// registers and spills little; on the light grid it ran segments and half
-// rays 3% faster than at 6 (80 registers) and 7% than at 8 (64), both of
-// which spill more, and 2-5% faster than at 4 (112 registers, no spills).
-#define EDGE_RAY_SPEC_MIN_BLOCKS 5
+// The speculative kernel (edge_spec.cuh) at 4 blocks per SM gets up to 128
+// registers and does not spill. With the branch-free float32 tests, on the
+// light grid, it ran segments 8% and half rays 2% faster at 4 blocks than at
+// 5 (96 registers, which spills); before those tests, 5 blocks had been
+// 2-5% faster than 4.
+#define EDGE_RAY_SPEC_MIN_BLOCKS 4
 
 namespace {
 
@@ -395,9 +396,10 @@ __device__ __forceinline__ void ray32_open(const ray_in& in, ray32& L, int ref, 
     float4 n0 = rayd::node_load(n), n1 = rayd::node_load(n + 1), n2 = rayd::node_load(n + 2),
            n3 = rayd::node_load(n + 3);
     int r0 = __float_as_int(n3.x), r1 = __float_as_int(n3.y);
-    float k0, k1 = 0.0f, v1 = INFINITY;
+    float k0, k1;  // both tests unconditionally: one block the compiler interleaves
     float v0 = q32_box(L.f, n0.x, n0.y, n0.z, n0.w, n2.x, n2.y, k0);
-    if (r1 != r0) v1 = q32_box(L.f, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, k1);  // r1 == r0: a one-edge BVH
+    float v1 = q32_box(L.f, n1.x, n1.y, n1.z, n1.w, n2.z, n2.w, k1);
+    if (r1 == r0) v1 = INFINITY, k1 = 0.0f;  // a one-edge BVH: one child
     bool h0 = !(v0 > L.f.rf2), h1 = !(v1 > L.f.rf2);
     if (h0 && h1) {
         if (L.sp + 2 > EDGE_STACK) {  // never with a build of height ≤ RAYD_MAX_DEPTH

@@ -43,20 +43,21 @@
 // there each non-flat |t·d_k| ≤ (S + Rf)(1 + 4u).
 //
 // Claim B (separating axis, edge_sat). Let n be any float32 vector with
-// max|n_k| ∈ [1, 2) (edge_unit scales any n ≠ 0 so by a power of two),
-// sup = fl(Σ n_k·v_k) with v_k = b if n_k ≥ 0 else a (for an edge:
+// max|n_k| ∈ [1, 2) (edge_scale gives the power of two that scales any n ≠ 0
+// so), sup = fl(Σ n_k·v_k) with v_k = b if n_k ≥ 0 else a (for an edge:
 // max(fl(n·a), fl(n·b)) over its rounded endpoints), nd = fl(n·d),
-// G = fl(min(fl(tn·nd), fl(tf·nd)) − sup) and V = fl(fl(G²)/fl(|n|²)) when
-// G > 0 (else V = 0). In exact arithmetic, the minimum over t ∈ [tn, tf] of
-// n·P(t) less the support of the box (edge) in direction n is at most
-// |n|·R1, as t* and X* are within R1. The float32 sums and products (3.01u
-// per dot product, u per rounded coordinate, 2^−150 per underflowed product)
-// add at most 4.01u·|n|₁·(2S + Rf_then) + 2^−146 ≤ 6.95u·|n|·(2S + Rf_then) +
-// 2^−146, Rf_then ≤ 2S(1 + u) being the radius when V was computed; the
-// roundings of G, G², |n|² ≥ 1 and the quotient add a factor 1 + 7.1u and,
-// for an underflowed G², 2^−149. So √V ≤ R1·(1 + 3.6u) + 28u·S + 2^−74 ≤
-// R1 + Δ ≤ Rf, and V ≤ rf2, for every radius of a best ≥ dc (Δ covers it
-// with room to spare: 2^−18 = 64u).
+// G = fl(min(fl(tn·nd), fl(tf·nd)) − sup) and V = fl(fl(G²)·r) with
+// r = rcp_nw<2>(fl(|n|²)) ≤ (1 + 2.4u)/fl(|n|²) when G > 0 (else V = 0). In
+// exact arithmetic, the minimum over t ∈ [tn, tf] of n·P(t) less the
+// support of the box (edge) in direction n is at most |n|·R1, as t* and X*
+// are within R1. The float32 sums and products (3.01u per dot product, u
+// per rounded coordinate, 2^−150 per underflowed product) add at most
+// 4.01u·|n|₁·(2S + Rf_then) + 2^−146 ≤ 6.95u·|n|·(2S + Rf_then) + 2^−146,
+// Rf_then ≤ 2S(1 + u) being the radius when V was computed; the roundings
+// of G, G², |n|² ≥ 1 and the product, and the reciprocal's excess, add a
+// factor 1 + 9.5u and, for an underflowed G², 2^−149. So √V ≤ R1·(1 + 4.8u)
+// + 28u·S + 2^−74 ≤ R1 + Δ ≤ Rf, and V ≤ rf2, for every radius of a best ≥
+// dc (Δ covers it with room to spare: 2^−18 = 64u).
 //
 // So a box or an edge is dropped only when its slab interval is empty or
 // V > rf2, and neither happens while a candidate remains in it. A stack
@@ -128,15 +129,15 @@ __device__ __forceinline__ void q32_radius(q32& q, double best) {
 }
 
 // edge_slab narrows [tn, tf] to the times at which the query is within Rf of
-// the slab [a, b] (relative to the origin) of an axis (Claim A).
+// the slab [a, b] (relative to the origin) of an axis (Claim A). Selects, no
+// branch: a flat axis leaves [tn, tf] as it is or empties it (tf = −1).
 __device__ __forceinline__ void edge_slab(float a, float b, float dk, float ik, float rf, float& tn, float& tf) {
-    if (dk == 0.0f) {
-        if (a > rf || b < -rf) tf = -1.0f;
-        return;
-    }
     float t0 = __fmul_rn(__fsub_rn(a, rf), ik), t1 = __fmul_rn(__fadd_rn(b, rf), ik);
-    tn = fmaxf(tn, fminf(t0, t1));
-    tf = fminf(tf, fmaxf(t0, t1));
+    bool flat = dk == 0.0f;
+    float lo = flat ? -INFINITY : fminf(t0, t1);
+    float hi = flat ? ((a > rf || b < -rf) ? -1.0f : INFINITY) : fmaxf(t0, t1);
+    tn = fmaxf(tn, lo);
+    tf = fminf(tf, hi);
 }
 
 __device__ __forceinline__ float clampf(float x, float lo, float hi) { return fminf(fmaxf(x, lo), hi); }
@@ -154,34 +155,51 @@ __device__ __forceinline__ void along(const q32& q, float x, float y, float z, f
     pz = __fmul_rn(t, q.dz);
 }
 
-// edge_unit scales n by the power of two that brings max|n_k| into [1, 2)
-// (false: n = 0). Exact, up to components that underflow, which only makes
-// it another n: Claim B holds for the scaled vector, whose G² and |n|² can
-// neither overflow nor lose their relative precision to underflow near the
-// radius.
-__device__ __forceinline__ bool edge_unit(float& nx, float& ny, float& nz) {
-    float m = fmaxf(fmaxf(fabsf(nx), fabsf(ny)), fabsf(nz));
-    if (!(m > 0.0f)) return false;
-    float s = __int_as_float((254 - ((__float_as_int(m) >> 23) & 0xff)) << 23);  // 2^−e for m ∈ [2^e, 2^(e+1))
-    nx = __fmul_rn(nx, s);
-    ny = __fmul_rn(ny, s);
-    nz = __fmul_rn(nz, s);
-    return true;
+// edge_scale is the power of two 2^−e that brings max|n_k| = m ∈ [2^e,
+// 2^(e+1)) into [1, 2) (for m > 0; any finite value for m = 0, whose tests
+// return 0). Scaling n by it is exact, up to components that underflow,
+// which only makes it another n: Claim B holds for the scaled vector, whose
+// G² and |n|² can neither overflow nor lose their relative precision to
+// underflow near the radius.
+__device__ __forceinline__ float edge_scale(float m) {
+    return __int_as_float((254 - ((__float_as_int(m) >> 23) & 0xff)) << 23);
 }
 
-// edge_sat is V of Claim B for the unit-scaled direction n and the support
-// sup.
-__device__ __forceinline__ float edge_sat(const q32& q, float nx, float ny, float nz, float sup, float tn, float tf) {
+// rcp_nw is 1/x from the bit-pattern estimate 0x7EF311C3 − bits(x) and
+// STEPS Newton steps r·(2 − x·r), float32 products and differences only (no
+// branch; accel mirrors it bit for bit). For a normal x the estimate is
+// within 12% of 1/x and each step squares the relative error, from below:
+// with two steps, 1 − 6.7·10^−6 ≤ x·r ≤ 1 + 2.4u (accel checks every x in
+// [1, 2), which covers every normal x, as scaling x by 2 scales r by 1/2).
+template <int STEPS>
+__device__ __forceinline__ float rcp_nw(float x) {
+    float r = __int_as_float(0x7EF311C3 - __float_as_int(x));
+#pragma unroll
+    for (int k = 0; k < STEPS; ++k) r = __fmul_rn(r, __fsub_rn(2.0f, __fmul_rn(x, r)));
+    return r;
+}
+
+// edge_sat is V of Claim B for the direction n (not yet scaled, m =
+// max|n_k|), the boxes' or edge's relative sides (v_k ≥ 0 picks hi, else
+// lo, per component of the scaled n) and [tn, tf]: 0 when m = 0 or G ≤ 0.
+// The quotient is fl(G²)·rcp_nw<2>(|n|²), |n|² ∈ [1, 12), at most
+// (1 + 2.4u)(1 + u) times fl(G²)/|n|²; the product by a smaller
+// reciprocal only keeps more.
+__device__ __forceinline__ float edge_sat(const q32& q, float nx, float ny, float nz, float sup, float tn, float tf,
+                                          bool zero) {
     float nn = dot32(nx, ny, nz, nx, ny, nz);
     float nd = dot32(nx, ny, nz, q.dx, q.dy, q.dz);
     float g = __fsub_rn(fminf(__fmul_rn(tn, nd), __fmul_rn(tf, nd)), sup);
-    if (!(g > 0.0f)) return 0.0f;
-    return __fdiv_rn(__fmul_rn(g, g), nn);
+    float v = __fmul_rn(__fmul_rn(g, g), rcp_nw<2>(nn));
+    return (g > 0.0f && !zero) ? v : 0.0f;
 }
 
 // q32_box tests the box [lo, hi]: the result exceeds rf2 when the box is
 // certainly farther than Rf (+Inf when the query misses the box grown by
-// Rf); key is the squared length of n (the ordering key, no bound).
+// Rf); key is the squared length of n (the ordering key, no bound; 0 on a
+// miss). No branch: a node's two child tests form one block of independent
+// instructions that the compiler interleaves, which is what the
+// latency-bound walks gain from (a miss or m = 0 selects the result).
 __device__ __forceinline__ float q32_box(const q32& q, float lox, float hix, float loy, float hiy, float loz,
                                          float hiz, float& key) {
     float ax = __fsub_rn(lox, q.ox), bx = __fsub_rn(hix, q.ox);
@@ -191,8 +209,7 @@ __device__ __forceinline__ float q32_box(const q32& q, float lox, float hix, flo
     edge_slab(ax, bx, q.dx, q.ix, q.rf, tn, tf);
     edge_slab(ay, by, q.dy, q.iy, q.rf, tn, tf);
     edge_slab(az, bz, q.dz, q.iz, q.rf, tn, tf);
-    key = 0.0f;
-    if (tn > tf) return INFINITY;
+    bool miss = tn > tf;
     float cx = __fmul_rn(__fadd_rn(ax, bx), 0.5f), cy = __fmul_rn(__fadd_rn(ay, by), 0.5f),
           cz = __fmul_rn(__fadd_rn(az, bz), 0.5f);
     float px, py, pz;
@@ -202,14 +219,25 @@ __device__ __forceinline__ float q32_box(const q32& q, float lox, float hix, flo
         cx = clampf(px, ax, bx); cy = clampf(py, ay, by); cz = clampf(pz, az, bz);
     }
     float nx = __fsub_rn(px, cx), ny = __fsub_rn(py, cy), nz = __fsub_rn(pz, cz);
-    key = dot32(nx, ny, nz, nx, ny, nz);
-    if (!edge_unit(nx, ny, nz)) return 0.0f;
+    float k = dot32(nx, ny, nz, nx, ny, nz);
+    float m = fmaxf(fmaxf(fabsf(nx), fabsf(ny)), fabsf(nz));
+    float sc = edge_scale(m);
+    nx = __fmul_rn(nx, sc); ny = __fmul_rn(ny, sc); nz = __fmul_rn(nz, sc);
     float sup = dot32(nx, ny, nz, nx >= 0.0f ? bx : ax, ny >= 0.0f ? by : ay, nz >= 0.0f ? bz : az);
-    return edge_sat(q, nx, ny, nz, sup, tn, tf);
+    float v = edge_sat(q, nx, ny, nz, sup, tn, tf, !(m > 0.0f));
+    key = miss ? 0.0f : k;
+    return miss ? INFINITY : v;
 }
 
+// EDGE32_IEE_LO and _HI bound the |e|² whose reciprocal q32_edge's
+// projection takes (rcp_nw<1>, no overflow); outside them it takes 0, a
+// projection onto the endpoint a. The projection only chooses n.
+#define EDGE32_IEE_LO 7.888609052210118e-31f  /* 2^-100 */
+#define EDGE32_IEE_HI 1.2676506002282294e30f  /* 2^100 */
+
 // q32_edge tests the edge a→b: the result exceeds rf2 when the edge is
-// certainly farther than Rf (+Inf when the query misses its box grown by Rf).
+// certainly farther than Rf (+Inf when the query misses its box grown by
+// Rf). No branch, like q32_box.
 __device__ __forceinline__ float q32_edge(const q32& q, float4 A, float4 B) {
     float ax = __fsub_rn(A.x, q.ox), ay = __fsub_rn(A.y, q.oy), az = __fsub_rn(A.z, q.oz);
     float bx = __fsub_rn(B.x, q.ox), by = __fsub_rn(B.y, q.oy), bz = __fsub_rn(B.z, q.oz);
@@ -217,10 +245,10 @@ __device__ __forceinline__ float q32_edge(const q32& q, float4 A, float4 B) {
     edge_slab(fminf(ax, bx), fmaxf(ax, bx), q.dx, q.ix, q.rf, tn, tf);
     edge_slab(fminf(ay, by), fmaxf(ay, by), q.dy, q.iy, q.rf, tn, tf);
     edge_slab(fminf(az, bz), fmaxf(az, bz), q.dz, q.iz, q.rf, tn, tf);
-    if (tn > tf) return INFINITY;
+    bool miss = tn > tf;
     float ex = __fsub_rn(bx, ax), ey = __fsub_rn(by, ay), ez = __fsub_rn(bz, az);
     float ee = dot32(ex, ey, ez, ex, ey, ez);
-    float iee = ee > 0.0f ? __frcp_rn(ee) : 0.0f;
+    float iee = (ee >= EDGE32_IEE_LO && ee <= EDGE32_IEE_HI) ? rcp_nw<1>(ee) : 0.0f;
     float cx = __fmul_rn(__fadd_rn(ax, bx), 0.5f), cy = __fmul_rn(__fadd_rn(ay, by), 0.5f),
           cz = __fmul_rn(__fadd_rn(az, bz), 0.5f);
     float px, py, pz;
@@ -232,9 +260,12 @@ __device__ __forceinline__ float q32_edge(const q32& q, float4 A, float4 B) {
         cx = __fadd_rn(ax, __fmul_rn(s, ex)); cy = __fadd_rn(ay, __fmul_rn(s, ey)); cz = __fadd_rn(az, __fmul_rn(s, ez));
     }
     float nx = __fsub_rn(px, cx), ny = __fsub_rn(py, cy), nz = __fsub_rn(pz, cz);
-    if (!edge_unit(nx, ny, nz)) return 0.0f;
+    float m = fmaxf(fmaxf(fabsf(nx), fabsf(ny)), fabsf(nz));
+    float sc = edge_scale(m);
+    nx = __fmul_rn(nx, sc); ny = __fmul_rn(ny, sc); nz = __fmul_rn(nz, sc);
     float sup = fmaxf(dot32(nx, ny, nz, ax, ay, az), dot32(nx, ny, nz, bx, by, bz));
-    return edge_sat(q, nx, ny, nz, sup, tn, tf);
+    float v = edge_sat(q, nx, ny, nz, sup, tn, tf, !(m > 0.0f));
+    return miss ? INFINITY : v;
 }
 
 }  // namespace rayd_edge
