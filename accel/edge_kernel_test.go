@@ -44,3 +44,28 @@ func TestEdgeRayUnknownKernel(t *testing.T) {
 	err := b.NearestRayWith(nil, Rays{N: 1}, EdgeRayOut{}, EdgeRayKernel(99))
 	assert.ErrorContains(t, err, "unknown edge ray kernel")
 }
+
+// TestPersistentBlocks: a large batch gets ceil(n / (rpl·EdgeThreads))
+// blocks; a small one as many as fill the device while every lane has a row.
+func TestPersistentBlocks(t *testing.T) {
+	const sms, perSM = 132, 4
+	cases := []struct {
+		n, rpl int
+		want   uint32
+	}{
+		{1 << 22, 32, 1 << 22 / (32 * EdgeThreads)},            // 1024 blocks: more than the 528 held at once
+		{1 << 22, 8, 1 << 22 / (8 * EdgeThreads)},              // 4096
+		{100_000, 32, 528},                                     // 25 blocks would leave most SMs idle
+		{10_000, 32, (10_000 + EdgeThreads - 1) / EdgeThreads}, // 79: one row per lane
+		{1, 32, 1},
+		{0, 32, 1},
+	}
+	for _, c := range cases {
+		g := persistentBlocks(c.n, c.rpl, sms, perSM)
+		assert.Equal(t, c.want, g.X, "n=%d rpl=%d", c.n, c.rpl)
+		assert.Equal(t, uint32(1), g.Y)
+	}
+	assert.Equal(t, uint32(25), persistentBlocks(100_000, 32, 0, perSM).X, "no device: the plain grid")
+	assert.Equal(t, 4, edgeRayBlocksPerSM(EdgeRaySpec.entry()))
+	assert.Equal(t, 8, edgeRayBlocksPerSM(EdgeRayOps.entry()))
+}

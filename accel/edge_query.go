@@ -272,15 +272,37 @@ func (b *EdgeBVH) BruteRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
 // kernels split the rows evenly over the grid's warps, any grid size, and
 // their lanes refill from their warp's share): enough rows that a warp is
 // not held by its longest one, blocks enough that the hardware balances them
-// over the SMs. The speculative kernel takes edgeRaySpecRowsPerLane: at 4
-// blocks per SM, 8 rows per lane make 7.8 waves of blocks on an H200, and
-// the last wave leaves SMs idle. In a screen of the branch-free walk with
-// leaf records tested in pairs (separate runs, not interleaved), 16 rows
-// ran light segments and half rays 3% faster than 8.
+// over the SMs. The speculative kernel takes edgeRaySpecRowsPerLane: in
+// screens of its walk on the light grid (4,194,304 rows, one H200), 16 rows
+// ran segments and half rays 2-3% faster than 8, and 32 about 1% faster
+// than 16 (segments 7.43 against 7.51 ms, half rays 7.89 against 7.94 with
+// the leaf batches; 64 as 32).
 const (
 	edgeRayRowsPerLane     = 8
-	edgeRaySpecRowsPerLane = 16
+	edgeRaySpecRowsPerLane = 32
 )
+
+// persistentBlocks is the grid of a persistent ray kernel over n rows:
+// ceil(n / (rpl·EdgeThreads)) blocks of EdgeThreads, or, when that is fewer
+// than the device holds at once (sms × perSM), as many more as give every
+// lane a row, so that a small batch still spreads over every SM.
+func persistentBlocks(n, rpl, sms, perSM int) launch.Dim3 {
+	g := launch.Blocks((n+rpl-1)/rpl, EdgeThreads)
+	if fill := uint32(sms * perSM); g.X < fill {
+		g.X = min(fill, launch.Blocks(n, EdgeThreads).X)
+	}
+	return g
+}
+
+// edgeRayBlocksPerSM is the number of blocks of entry an SM holds at once
+// (the kernels' __launch_bounds__ in ptx/src/edge.cu).
+func edgeRayBlocksPerSM(entry string) int {
+	switch entry {
+	case EdgeRayPhased.entry(), EdgeRayPhasedTop.entry(), EdgeRayOps.entry():
+		return 8
+	}
+	return 4
+}
 
 // rayQuery launches a checked ray query: entry, then, after the pruned
 // kernels, rayd_edge_nearest_ray_deferred for the rows they leave to the
@@ -304,7 +326,11 @@ func (b *EdgeBVH) rayQuery(rn runner, entry string, r Rays, out EdgeRayOut) erro
 		if entry == EdgeRaySpec.entry() {
 			rpl = edgeRaySpecRowsPerLane
 		}
-		g = launch.Blocks((r.N+rpl-1)/rpl, EdgeThreads)
+		sms := 0 // no device: the plain grid
+		if b.dev != nil {
+			sms = b.dev.SMs()
+		}
+		g = persistentBlocks(r.N, rpl, sms, edgeRayBlocksPerSM(entry))
 	}
 	if err := rn.launch(ModuleEdge, entry, g, blk, args...); err != nil || !pruned {
 		return err

@@ -40,10 +40,14 @@ using namespace rayd_edge;
 #define EDGE_RAY_PHASED_MIN_BLOCKS 8
 #define EDGE_RAY_OPS_MIN_BLOCKS 8
 // The speculative kernel (edge_spec.cuh) at 4 blocks per SM gets up to 128
-// registers and does not spill. With the branch-free float32 tests, on the
-// light grid, it ran segments 8% and half rays 2% faster at 4 blocks than at
-// 5 (96 registers, which spills); before those tests, 5 blocks had been
-// 2-5% faster than 4.
+// registers and does not spill (nvcc 13.0: 120). With the branch-free
+// float32 tests, on the light grid, a variant of its walk (leaf records
+// tested two at a time between their float64 pairs) ran segments 8% and half
+// rays 2% faster at 4 blocks than at 5 (96 registers, which spills); before
+// those tests, 5 blocks had been 2-5% faster than 4. At 3 blocks (up to 168
+// registers) the kernel with its leaf batches ran 7-11% slower than at 4.
+// An SM's four schedulers each hold a quarter of its 65,536 registers, so
+// 17 warps (5 on one scheduler) would leave 96 registers a thread.
 #define EDGE_RAY_SPEC_MIN_BLOCKS 4
 
 namespace {
@@ -386,6 +390,36 @@ __device__ __forceinline__ void ray32_leaf(const ray_in& in, ray32& L, int ref) 
         float4 a = __ldg(&in.recs[3LL * j]), b = __ldg(&in.recs[3LL * j + 1]);
         int g = __float_as_int(a.w);
         if (enabled(in.mask, g) && !(q32_edge(L.f, a, b) > L.f.rf2)) ray32_exact(L, j, a, b, g);
+    }
+}
+
+// ray32_leaf_batch is ray32_leaf for the speculative walk: every record of
+// the leaf is tested first, two at a time (one block of independent
+// instructions), against the radius at the leaf's start, which is no smaller
+// than the radius any later record would see, so Claim B holds
+// (edge_prune.cuh) and no record that the brute force could pick is
+// dropped; the float64 pairs of the records that passed then run in order,
+// each record read again, against the current radius. Only a bit mask lives
+// across them, so the kernel stays at 120 registers without spilling.
+__device__ __forceinline__ void ray32_leaf_batch(const ray_in& in, ray32& L, int ref) {
+    int payload = ~ref;
+    int j0 = payload >> RAYD_LEAF_COUNT_BITS;
+    int cnt = (payload & ((1 << RAYD_LEAF_COUNT_BITS) - 1)) + 1;
+    unsigned pass = 0;
+    for (int u = 0; u < cnt; u += 2) {
+        int j = j0 + u, j1 = j0 + min(u + 1, cnt - 1);  // an odd count tests its last record twice
+        float v0 = q32_edge(L.f, __ldg(&in.recs[3LL * j]), __ldg(&in.recs[3LL * j + 1]));
+        float v1 = q32_edge(L.f, __ldg(&in.recs[3LL * j1]), __ldg(&in.recs[3LL * j1 + 1]));
+        pass |= (!(v0 > L.f.rf2) ? 1u : 0u) << u;
+        pass |= (u + 1 < cnt && !(v1 > L.f.rf2) ? 1u : 0u) << (u + 1);
+    }
+    while (pass != 0) {
+        int u = __ffs(pass) - 1;
+        pass &= pass - 1;
+        int j = j0 + u;
+        float4 a = __ldg(&in.recs[3LL * j]), b = __ldg(&in.recs[3LL * j + 1]);
+        int g = __float_as_int(a.w);
+        if (enabled(in.mask, g)) ray32_exact(L, j, a, b, g);
     }
 }
 

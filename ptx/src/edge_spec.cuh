@@ -21,8 +21,12 @@
 // host mirror of rayd_edge_nearest_ray (accel.Layout.NearestEdgeRay) counts
 // the phased kernel's work, not this one's, step for step.
 //
+// The leaf phase tests a held leaf's records before any of their float64
+// pairs runs (ray32_leaf_batch), so its steps differ from the phased
+// kernel's within a leaf as well.
+//
 // Idle lanes are refilled together when EDGE_SPEC_REFILL of them are idle
-// (or none is busy).
+// (or none is busy); 2 and 8 ran no faster on the light grid.
 #pragma once
 
 #define EDGE_SPEC_REFILL 4
@@ -67,7 +71,7 @@ __device__ __forceinline__ void nearest_ray_spec(const ray_in& in, const ray_out
             }
         }
         if (held != 0) {  // the leaf phase
-            ray32_leaf(in, L, held);
+            ray32_leaf_batch(in, L, held);
             held = 0;
         }
         if (i >= 0 && L.sp <= 0) {  // 0: done; −1: the stack would have overflowed (deferred)
