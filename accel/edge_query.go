@@ -169,8 +169,9 @@ const (
 	// records with speculative node phases: a lane that reaches a live leaf
 	// holds it and goes on opening nodes while other lanes of its warp still
 	// search, so a node phase is no longer as long as the warp's longest run
-	// of nodes between two leaves (ptx/src/edge_spec.cuh). NearestRay runs
-	// it on small edge BVHs.
+	// of nodes between two leaves (ptx/src/edge_spec.cuh); its leaf phase
+	// tests all of a leaf's records, two at a time, before their float64
+	// pairs run. NearestRay runs it on small edge BVHs.
 	EdgeRaySpec
 )
 
@@ -279,7 +280,7 @@ func (b *EdgeBVH) BruteRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
 // screens of its walk on the light grid (4,194,304 rows, one H200), 16 rows
 // ran segments and half rays 2-3% faster than 8, and 32 about 1% faster
 // than 16 (segments 7.43 against 7.51 ms, half rays 7.89 against 7.94 with
-// the leaf batches; 64 as 32).
+// the leaf batches; with leaf pairs, 64 rows ran as 32).
 const (
 	edgeRayRowsPerLane     = 8
 	edgeRaySpecRowsPerLane = 32
