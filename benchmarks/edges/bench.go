@@ -112,10 +112,6 @@ func queries(t *geom.Tables, n int, seed uint64) []*batch {
 		{name: "half_ray", base: "half_ray", p: box(), d: dirs()}}
 }
 
-// variants returns, for each ray batch of bs, one batch per kernel named in
-// kernels (comma-separated names of accel.EdgeRayKernels), sharing its rows;
-// the default kernel (auto, what NearestRay runs) keeps the batch's name; point
-// batches once.
 // kernelNames lists the ray kernels' names, comma-separated.
 func kernelNames() string {
 	var names []string
@@ -125,6 +121,10 @@ func kernelNames() string {
 	return strings.Join(names, ", ")
 }
 
+// variants returns, for each ray batch of bs, one batch per kernel named in
+// kernels (comma-separated names of accel.EdgeRayKernels), sharing its rows;
+// the default kernel (auto, what NearestRay runs) keeps the batch's name; point
+// batches once.
 func variants(bs []*batch, kernels string) ([]*batch, error) {
 	var ks []accel.EdgeRayKernel
 	for _, name := range strings.Split(kernels, ",") {
