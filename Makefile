@@ -226,8 +226,8 @@ bench-edges-kernels:
 		[ $$st -ne 0 ] || mv $(BIN)/edges-kernels.txt $(RESULTS_DIR)/edges-h200-kernels.txt; exit $$st
 
 ## bench-edges-full-point / -rays: every compute row against the device
-## brute force (points: about 100 s on one H200; rays: about 100 s per
-## query on two, BRUTE_DEVICES=2).
+## brute force (points: about 100 s on one H200; rays: about 195 s per
+## query on one, BRUTE_DEVICES=1, and 100 s on two, BRUTE_DEVICES=2).
 BRUTE_DEVICES ?= 2
 bench-edges-full-point:
 	$(BIN)/edgebench -config compute -kinds point -brute-rows 4194304 \
