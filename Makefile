@@ -22,7 +22,7 @@ LAUNCH_RUNS  ?= 5
 COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-light-sweep bench-crossings bench-instances bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-light-sweep bench-crossings bench-instances bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf profile-rf \
 	bench-multi bench-sweep gpu-harden clean
 
 all: build test
@@ -113,17 +113,17 @@ gpu-census:
 ## gpu-evidence-run: on the GPU machine (after make gpu-bins or gpu-pack; Go
 ## is not needed there, nvcc is for bench-launch): gpu-accept-run,
 ## gpu-accept-jit-run, gpu-replicated, bench-overhead, bench-geometry, bench-crossings,
-## bench-edges, bench-edges-kernels, bench-rf, bench-launch and bench-coldstart from the binaries
+## bench-edges, bench-edges-kernels, bench-rf, profile-rf, bench-launch and bench-coldstart from the binaries
 ## in bin/, each logged to $(EVIDENCE_LOG)/<step>.log. Every step runs even
 ## when one fails; the target fails when any did. EVIDENCE_TAR=path packs the
 ## files written (and the logs) into one tar.gz, to unpack at the repository
 ## root.
-EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-closest bench-instances bench-edges bench-edges-kernels bench-rf bench-launch bench-coldstart
+EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-closest bench-instances bench-edges bench-edges-kernels bench-rf profile-rf bench-launch bench-coldstart
 EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/gpu-accept-jit.json $(EVIDENCE_DIR)/replicated-1gpu.json \
 	$(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/coldstart-h200.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/crossings-h200.json $(RESULTS_DIR)/closest-h200.json $(RESULTS_DIR)/closest-h200.txt \
 	$(RESULTS_DIR)/instances-h200.json $(RESULTS_DIR)/geometry-light-sweep-h200.json $(RESULTS_DIR)/edges-h200.json \
 	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/edges-h200-kernels.json $(RESULTS_DIR)/edges-h200-kernels.txt \
-	$(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/launch-h200-run*.json \
+	$(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/rf-h200-profile.json $(RESULTS_DIR)/rf-h200-profile.csv $(RESULTS_DIR)/launch-h200-run*.json \
 	$(RESULTS_DIR)/edges-h200-compute-point-full.json $(RESULTS_DIR)/edges-h200-compute-point-full.txt \
 	$(RESULTS_DIR)/edges-h200-compute-rays-full.json $(RESULTS_DIR)/edges-h200-compute-rays-full.txt \
 	$(EVIDENCE_DIR)/fault-sweep.json $(EVIDENCE_DIR)/leak-cycles.json $(EVIDENCE_DIR)/soak.json
@@ -249,6 +249,20 @@ bench-closest:
 ## bench-rf: RF benchmark -> $(RESULTS_DIR)/rf-h200.json.
 bench-rf:
 	$(BIN)/rfbench -out $(RESULTS_DIR)/rf-h200.json
+
+## profile-rf: Nsight Compute (full set, clocks left as the driver set them)
+## on one launch of accum_dfr_direct over the 67,108,864-sample fixture, its
+## raw page -> $(RESULTS_DIR)/rf-h200-profile.csv, then the same case timed
+## without the profiler and set against the profile's instruction count
+## (instructions per sample, the instruction-issue bound and the kernel's
+## share of it) -> $(RESULTS_DIR)/rf-h200-profile.json. Needs ncu.
+NCU ?= ncu
+profile-rf:
+	$(NCU) --clock-control none --set full -k regex:'^rf_accum' -c 1 -f -o $(BIN)/rf-accum-profile \
+		$(BIN)/rfbench -only direct_fixture -samples 67108864 -rounds 1 -warmup 0
+	$(NCU) -i $(BIN)/rf-accum-profile.ncu-rep --csv --page raw > $(BIN)/rf-h200-profile.csv
+	$(BIN)/rfbench -only direct_fixture -samples 67108864 -ncu $(BIN)/rf-h200-profile.csv -out $(RESULTS_DIR)/rf-h200-profile.json \
+		&& mv $(BIN)/rf-h200-profile.csv $(RESULTS_DIR)/rf-h200-profile.csv
 
 ## bench-multi: `rayd bench` BENCH_RUNS times back to back (a validated JSON
 ## record and the printed table per run), then the stability summary

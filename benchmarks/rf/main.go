@@ -45,6 +45,9 @@ type report struct {
 	Cases    []caseResult      `json:"cases"`
 	Peers    map[string]string `json:"reference_figures"`
 	Verdicts []string          `json:"verdicts"`
+	// Profile is the instruction count of the one case run, from
+	// Nsight Compute's raw page (-ncu).
+	Profile *ncuProfile `json:"profile,omitempty"`
 }
 
 // peerFigures are quoted, not measured here: RayD on an RTX A6000 with the
@@ -89,6 +92,7 @@ func main() {
 	checkMax := flag.Int("check", 1<<20, "largest fixture run compared in full with the CPU reference")
 	only := flag.String("only", "", "comma-separated case name prefixes (default all)")
 	out := flag.String("out", "", "JSON output path")
+	ncu := flag.String("ncu", "", "Nsight Compute raw page (ncu --import R --csv --page raw) of one launch of the one case run, to set its instruction count against the timing")
 	flag.Parse()
 	var counts []int
 	for _, f := range strings.Split(*samples, ",") {
@@ -99,13 +103,13 @@ func main() {
 		}
 		counts = append(counts, n)
 	}
-	if err := run(*ordinal, *rounds, *warmup, counts, *checkMax, *only, *out); err != nil {
+	if err := run(*ordinal, *rounds, *warmup, counts, *checkMax, *only, *out, *ncu); err != nil {
 		fmt.Fprintln(os.Stderr, "rf:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ordinal, rounds, warmup int, counts []int, checkMax int, only, out string) error {
+func run(ordinal, rounds, warmup int, counts []int, checkMax int, only, out, ncu string) error {
 	d, err := launch.Open(ordinal)
 	if err != nil {
 		return err
@@ -132,6 +136,15 @@ func run(ordinal, rounds, warmup int, counts []int, checkMax int, only, out stri
 	}
 	rep.Cases = cases
 	rep.Verdicts = verdicts(cases)
+	if ncu != "" {
+		if rep.Profile, err = attachProfile(ncu, cases, info.SMs); err != nil {
+			return err
+		}
+		for _, l := range rep.Profile.lines() {
+			fmt.Println(l)
+		}
+		rep.Verdicts = append(rep.Verdicts, rep.Profile.verdict())
+	}
 	for _, v := range rep.Verdicts {
 		fmt.Println("verdict:", v)
 	}

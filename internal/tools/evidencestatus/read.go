@@ -34,8 +34,8 @@ type record struct {
 var textCommitRE = regexp.MustCompile(`\bcommit\s+([0-9a-f]{7,40})\b`)
 
 // readRecord reads one evidence file: a JSON object, JSON lines (the first
-// object), or text (the companion of the JSON file of the same name beside
-// it, else judged by a "commit <hash>" it mentions).
+// object), or text or CSV (the companion of the JSON file of the same name
+// beside it, else judged by a "commit <hash>" it mentions).
 func readRecord(root, rel string) (*record, error) {
 	b, err := os.ReadFile(filepath.Join(root, rel))
 	if err != nil {
@@ -120,7 +120,7 @@ func (r *record) lacks() []string {
 }
 
 // evidenceFiles lists the evidence files under dirs (relative to root):
-// .json, .jsonl and .txt, sorted.
+// .json, .jsonl, .txt and .csv, sorted.
 func evidenceFiles(root string, dirs []string) ([]string, error) {
 	var out []string
 	for _, d := range dirs {
@@ -129,7 +129,7 @@ func evidenceFiles(root string, dirs []string) ([]string, error) {
 				return err
 			}
 			switch filepath.Ext(p) {
-			case ".json", ".jsonl", ".txt":
+			case ".json", ".jsonl", ".txt", ".csv":
 				rel, err := filepath.Rel(root, p)
 				if err != nil {
 					return err
