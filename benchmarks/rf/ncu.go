@@ -99,6 +99,9 @@ func parseNcuRaw(b []byte) ([]ncuRow, error) {
 	if kc < 0 {
 		return nil, errors.New("ncu csv: no Kernel Name column")
 	}
+	// The identity columns (ID … CC) come first; every column after them
+	// is a metric.
+	idCols := max(kc, gc, bc, col("Device"), col("CC")) + 1
 	var rows []ncuRow
 	for _, rec := range recs[2:] {
 		if len(rec) != len(head) {
@@ -112,7 +115,7 @@ func parseNcuRaw(b []byte) ([]ncuRow, error) {
 			row.block = rec[bc]
 		}
 		for k, h := range head {
-			if !strings.Contains(h, "__") || k >= len(units) {
+			if k < idCols || k >= len(units) {
 				continue
 			}
 			if v, ok := ncuValue(rec[k], units[k]); ok {
@@ -136,13 +139,13 @@ func ncuValue(s, unit string) (float64, bool) {
 		return 0, false
 	}
 	switch unit {
-	case "nsecond":
+	case "nsecond", "ns":
 		return v * 1e-9, true
-	case "usecond":
+	case "usecond", "us":
 		return v * 1e-6, true
-	case "msecond":
+	case "msecond", "ms":
 		return v * 1e-3, true
-	case "second":
+	case "second", "s":
 		return v, true
 	}
 	if len(unit) > 1 && strings.Contains("KMG", unit[:1]) && strings.ToLower(unit[1:2]) == unit[1:2] {
@@ -179,9 +182,13 @@ func profileOf(rows []ncuRow, c caseResult, sms int, source string) (*ncuProfile
 	if err != nil {
 		return nil, err
 	}
-	thread, err := need("smsp__thread_inst_executed.sum")
-	if err != nil {
-		return nil, err
+	thread, ok := r.m["smsp__thread_inst_executed.sum"]
+	if !ok {
+		// the full set names the sum of every SM sub-partition's thread
+		// instructions thread_inst_executed
+		if thread, err = need("thread_inst_executed"); err != nil {
+			return nil, err
+		}
 	}
 	cycles, ok := r.m["sm__cycles_elapsed.avg"]
 	if !ok {
@@ -215,7 +222,8 @@ func profileOf(rows []ncuRow, c caseResult, sms int, source string) (*ncuProfile
 			p.Stalls[strings.TrimSuffix(strings.TrimPrefix(name, "smsp__average_warps_issue_stalled_"), "_per_issue_active.ratio")] = v
 		}
 	}
-	for _, name := range []string{"gpu__time_duration.sum", "smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
+	for _, name := range []string{"gpu__time_duration.sum", "smsp__inst_executed.sum", "smsp__thread_inst_executed.sum", "thread_inst_executed",
+		"smsp__warps_active.avg.per_cycle_active", "sass__inst_executed_register_spilling", "smsp__inst_executed_op_branch.sum",
 		"sm__cycles_elapsed.avg", "sm__cycles_active.avg", "smsp__issue_active.avg.per_cycle_active",
 		"smsp__issue_active.avg.pct_of_peak_sustained_active", "sm__warps_active.avg.pct_of_peak_sustained_active",
 		"launch__registers_per_thread", "launch__occupancy_limit_registers", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",

@@ -10,13 +10,34 @@ import (
 )
 
 // rawPage is the shape of `ncu --import R --csv --page raw`: a header row,
-// a units row, one row per launch (a non-accumulation launch among them).
+// a units row, one row per launch (a non-accumulation launch among them);
+// rawPageFull the full set's names and units (ms, thread_inst_executed).
 const rawPage = `==PROF== a line before the table
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpu__time_duration.sum","smsp__inst_executed.sum","smsp__thread_inst_executed.sum","sm__cycles_elapsed.avg","launch__registers_per_thread","smsp__issue_active.avg.pct_of_peak_sustained_active","sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active","sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active","smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"
 "","","","","","","","","","","","usecond","Kinst","inst","cycle","register/thread","%","%","%","inst"
 "0","1","rfbench","127.0.0.1","rf_accum_direct_only","1","13","(128, 1, 1)","(2640, 1, 1)","0","9.0","4,000.00","2,112,000.00","67,108,864,000","8,000,000","96","80.5","62.5","31.0","1.25"
 "1","1","rfbench","127.0.0.1","rf_add_f64_to_f32","1","13","(128, 1, 1)","(1, 1, 1)","0","9.0","2.00","1.00","32","4,000","16","1","0","1","0"
 `
+
+const rawPageFull = `"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","FBSP.x","gpu__time_duration.sum","sm__cycles_elapsed.avg","smsp__inst_executed.sum","thread_inst_executed","smsp__cycles_elapsed.avg.per_second"
+"","","","","","","","","","","","%","ms","cycle","inst","inst","Ghz"
+"0","473","rfbench","127.0.0.1","rf_accum_direct_only","1","13","(128, 1, 1)","(2112, 1, 1)","0","9.0","","4.000000","8,000,000.000000","2112000000.000000","67108864000","2.000000"
+`
+
+func TestProfileFromFullSetPage(t *testing.T) {
+	rows, err := parseNcuRaw([]byte(rawPageFull))
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.InDelta(t, 2e9, rows[0].m["smsp__cycles_elapsed.avg.per_second"], 1e-3)
+	p, err := profileOf(rows, caseResult{Name: "direct_fixture_67108864", Lanes: 67108864, Ms: timing{Median: 4.1}}, 132, "raw")
+	require.NoError(t, err)
+	assert.InDelta(t, 4.0, p.DurationMs, 1e-12)
+	assert.InDelta(t, 1000, p.ThreadInstPerSample, 1e-9)
+	assert.InDelta(t, 2.0, p.IssueBoundMs, 1e-9)
+	assert.Contains(t, p.verdict(), "4.5 ms target: met")
+	p.TimedMs = 4.6
+	assert.Contains(t, p.verdict(), "4.5 ms target: MISSED")
+}
 
 func TestProfileFromRawPage(t *testing.T) {
 	rows, err := parseNcuRaw([]byte(rawPage))
