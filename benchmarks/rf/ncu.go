@@ -148,8 +148,16 @@ func ncuValue(s, unit string) (float64, bool) {
 	case "second", "s":
 		return v, true
 	}
-	if len(unit) > 1 && strings.Contains("KMG", unit[:1]) && strings.ToLower(unit[1:2]) == unit[1:2] {
-		return v * map[byte]float64{'K': 1e3, 'M': 1e6, 'G': 1e9}[unit[0]], true
+	if len(unit) < 2 || strings.ToLower(unit[1:2]) != unit[1:2] {
+		return v, true
+	}
+	switch unit[0] {
+	case 'K':
+		return v * 1e3, true
+	case 'M':
+		return v * 1e6, true
+	case 'G':
+		return v * 1e9, true
 	}
 	return v, true
 }
@@ -213,14 +221,13 @@ func profileOf(rows []ncuRow, c caseResult, sms int, source string) (*ncuProfile
 	for name, v := range r.m {
 		switch {
 		case strings.HasPrefix(name, "sm__inst_executed_pipe_") && strings.HasSuffix(name, ".avg.pct_of_peak_sustained_active"):
-			pipe := strings.TrimSuffix(strings.TrimPrefix(name, "sm__inst_executed_pipe_"), ".avg.pct_of_peak_sustained_active")
-			p.Pipes[pipe] = v
-			if v > p.BusiestPipePct {
-				p.BusiestPipe, p.BusiestPipePct = pipe, v
-			}
+			p.Pipes[strings.TrimSuffix(strings.TrimPrefix(name, "sm__inst_executed_pipe_"), ".avg.pct_of_peak_sustained_active")] = v
 		case strings.HasPrefix(name, "smsp__average_warps_issue_stalled_") && strings.HasSuffix(name, "_per_issue_active.ratio"):
 			p.Stalls[strings.TrimSuffix(strings.TrimPrefix(name, "smsp__average_warps_issue_stalled_"), "_per_issue_active.ratio")] = v
 		}
+	}
+	if top := p.topPipes(1); len(top) == 1 {
+		p.BusiestPipe, p.BusiestPipePct = top[0].name, top[0].pct
 	}
 	for _, name := range []string{"gpu__time_duration.sum", "smsp__inst_executed.sum", "smsp__thread_inst_executed.sum", "thread_inst_executed",
 		"smsp__warps_active.avg.per_cycle_active", "sass__inst_executed_register_spilling", "smsp__inst_executed_op_branch.sum",
@@ -244,23 +251,35 @@ func (p *ncuProfile) lines() []string {
 		fmt.Sprintf("profile: issue bound %.3f ms (%d schedulers at %.3f GHz, one warp instruction per cycle) = %.0f%% of the profiled kernel's %.3f ms and %.0f%% of the timed %.3f ms; issue slots busy %.1f%%",
 			p.IssueBoundMs, p.Schedulers, p.ClockGHz, 100*p.ShareOfKernel, p.DurationMs, 100*p.ShareOfTimed, p.TimedMs, p.IssueActivePct),
 	}
-	if p.BusiestPipe != "" {
-		type kv struct {
-			k string
-			v float64
-		}
-		var ps []kv
-		for k, v := range p.Pipes {
-			ps = append(ps, kv{k, v})
-		}
-		sort.Slice(ps, func(i, j int) bool { return ps[i].v > ps[j].v })
+	if top := p.topPipes(4); len(top) > 0 {
 		var parts []string
-		for _, x := range ps[:min(4, len(ps))] {
-			parts = append(parts, fmt.Sprintf("%s %.1f%%", x.k, x.v))
+		for _, x := range top {
+			parts = append(parts, fmt.Sprintf("%s %.1f%%", x.name, x.pct))
 		}
 		out = append(out, "profile: pipes (instructions, % of peak while active): "+strings.Join(parts, ", "))
 	}
 	return out
+}
+
+// pipeUse is one pipe's instruction utilization.
+type pipeUse struct {
+	name string
+	pct  float64
+}
+
+// topPipes is the n busiest pipes, busiest first (ties by name).
+func (p *ncuProfile) topPipes(n int) []pipeUse {
+	var ps []pipeUse
+	for k, v := range p.Pipes {
+		ps = append(ps, pipeUse{k, v})
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].pct != ps[j].pct {
+			return ps[i].pct > ps[j].pct
+		}
+		return ps[i].name < ps[j].name
+	})
+	return ps[:min(n, len(ps))]
 }
 
 // attachProfile reads the raw page at path and profiles the one timed case.
