@@ -195,46 +195,70 @@ func (b *bench) wanted(name string) bool {
 
 // time runs launch warmup times, then rounds times between two events.
 func (b *bench) time(launchFn func() error) (timing, error) {
+	ts, err := b.timeEach(launchFn)
+	if err != nil {
+		return timing{}, err
+	}
+	return ts[0], nil
+}
+
+// timeEach times variants interleaved: each warms up warmup times, then
+// every round times each variant once, in order, between two events.
+func (b *bench) timeEach(fns ...func() error) ([]timing, error) {
 	if b.start == nil {
 		var err error
 		if b.start, err = b.s.Device().NewEvent(true); err != nil {
-			return timing{}, err
+			return nil, err
 		}
 		if b.stop, err = b.s.Device().NewEvent(true); err != nil {
-			return timing{}, err
+			return nil, err
 		}
 	}
-	for range b.warmup {
-		if err := launchFn(); err != nil {
-			return timing{}, err
+	for _, fn := range fns {
+		for range b.warmup {
+			if err := fn(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := b.s.Synchronize(); err != nil {
-		return timing{}, err
+		return nil, err
 	}
-	var ms []float64
+	ms := make([][]float64, len(fns))
 	for range b.rounds {
-		if err := b.start.Record(b.s); err != nil {
-			return timing{}, err
+		for i, fn := range fns {
+			t, err := b.once(fn)
+			if err != nil {
+				return nil, err
+			}
+			ms[i] = append(ms[i], t)
 		}
-		if err := launchFn(); err != nil {
-			return timing{}, err
-		}
-		if err := b.stop.Record(b.s); err != nil {
-			return timing{}, err
-		}
-		if err := b.stop.Synchronize(); err != nil {
-			return timing{}, err
-		}
-		t, err := launch.Elapsed(b.start, b.stop)
-		if err != nil {
-			return timing{}, err
-		}
-		ms = append(ms, float64(t))
 	}
-	sorted := append([]float64(nil), ms...)
-	sort.Float64s(sorted)
-	return timing{Median: sorted[len(sorted)/2], Min: sorted[0], Rounds: ms}, nil
+	out := make([]timing, len(fns))
+	for i, m := range ms {
+		sorted := append([]float64(nil), m...)
+		sort.Float64s(sorted)
+		out[i] = timing{Median: sorted[len(sorted)/2], Min: sorted[0], Rounds: m}
+	}
+	return out, nil
+}
+
+// once times one run of fn between the two events, in ms.
+func (b *bench) once(fn func() error) (float64, error) {
+	if err := b.start.Record(b.s); err != nil {
+		return 0, err
+	}
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	if err := b.stop.Record(b.s); err != nil {
+		return 0, err
+	}
+	if err := b.stop.Synchronize(); err != nil {
+		return 0, err
+	}
+	t, err := launch.Elapsed(b.start, b.stop)
+	return float64(t), err
 }
 
 // record completes and prints a case.
