@@ -29,7 +29,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -178,7 +177,6 @@ type bench struct {
 	checkMax       int
 	only           string
 	results        []caseResult
-	start, stop    *launch.Event
 }
 
 func (b *bench) wanted(name string) bool {
@@ -212,63 +210,20 @@ func (b *bench) time(launchFn func() error) (timing, error) {
 	return ts[0], nil
 }
 
-// timeEach times variants interleaved: each warms up warmup times, then
-// every round times each variant once, in order, between two events.
+// timeEach times variants interleaved (benchhead.Interleave): warmup
+// rounds of every variant, then every round times each variant once, in
+// order, between two events on the bench's stream.
 func (b *bench) timeEach(fns ...func() error) ([]timing, error) {
-	if b.start == nil {
-		var err error
-		if b.start, err = b.s.Device().NewEvent(true); err != nil {
-			return nil, err
-		}
-		if b.stop, err = b.s.Device().NewEvent(true); err != nil {
-			return nil, err
-		}
-	}
-	for _, fn := range fns {
-		for range b.warmup {
-			if err := fn(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := b.s.Synchronize(); err != nil {
+	timeOne := func(fn func() error) (float64, error) { return benchhead.StreamMS(b.s.Device(), b.s, fn) }
+	ms, err := benchhead.Interleave(b.warmup, b.rounds, b.s.Synchronize, timeOne, fns...)
+	if err != nil {
 		return nil, err
-	}
-	ms := make([][]float64, len(fns))
-	for range b.rounds {
-		for i, fn := range fns {
-			t, err := b.once(fn)
-			if err != nil {
-				return nil, err
-			}
-			ms[i] = append(ms[i], t)
-		}
 	}
 	out := make([]timing, len(fns))
 	for i, m := range ms {
-		sorted := append([]float64(nil), m...)
-		sort.Float64s(sorted)
-		out[i] = timing{Median: sorted[len(sorted)/2], Min: sorted[0], Rounds: m}
+		out[i] = benchhead.Summarize(m)
 	}
 	return out, nil
-}
-
-// once times one run of fn between the two events, in ms.
-func (b *bench) once(fn func() error) (float64, error) {
-	if err := b.start.Record(b.s); err != nil {
-		return 0, err
-	}
-	if err := fn(); err != nil {
-		return 0, err
-	}
-	if err := b.stop.Record(b.s); err != nil {
-		return 0, err
-	}
-	if err := b.stop.Synchronize(); err != nil {
-		return 0, err
-	}
-	t, err := launch.Elapsed(b.start, b.stop)
-	return float64(t), err
 }
 
 // record completes and prints a case.

@@ -142,8 +142,8 @@ func (w *windowed) run() error {
 	return w.bvh.AccumDfrDirect(w.s, w.rest, w.out)
 }
 
-// result is the windowed case, checked against the one-call launch's
-// result one: counters equal, grids by relative L2.
+// result is the windowed case, checked against one, the one-call launch's
+// result: counters equal, grids by relative L2.
 func (w *windowed) result(a *arena, one *rf.AccumResult, g rf.DfrGrid) caseResult {
 	cells := g.Cells()
 	got := accel.DecodeDfrAccum(down(a, w.out.Grids, 7*cells), down(a, w.out.Counters, 7), g.Res0, g.Res1)

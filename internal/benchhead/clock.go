@@ -90,6 +90,14 @@ func (c *Clock) MS(fn func() error) (float64, error) {
 // variant once per round, in order, in the same round, and returns each
 // variant's rounds in milliseconds (out[i] belongs to variants[i]).
 func (c *Clock) Interleaved(warmup, repeat int, variants ...func() error) ([][]float64, error) {
+	return Interleave(warmup, repeat, c.Sync, c.MS, variants...)
+}
+
+// Interleave runs every variant once per warm-up round, then sync, then
+// times every variant once per round with timeOne, in order, in the same
+// round, and returns each variant's rounds in milliseconds (out[i] belongs
+// to variants[i]).
+func Interleave(warmup, repeat int, sync func() error, timeOne func(func() error) (float64, error), variants ...func() error) ([][]float64, error) {
 	if repeat <= 0 {
 		return nil, errors.New("benchhead: no timed round")
 	}
@@ -100,13 +108,13 @@ func (c *Clock) Interleaved(warmup, repeat int, variants ...func() error) ([][]f
 			}
 		}
 	}
-	if err := c.Sync(); err != nil {
+	if err := sync(); err != nil {
 		return nil, err
 	}
 	out := make([][]float64, len(variants))
 	for range repeat {
 		for i, v := range variants {
-			ms, err := c.MS(v)
+			ms, err := timeOne(v)
 			if err != nil {
 				return nil, err
 			}
