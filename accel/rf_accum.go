@@ -189,22 +189,47 @@ func (b *BVH) launchDfrDirect(run rfRunner, in DfrAccumLaunch, out DfrAccumOut, 
 			}
 		}
 	}
-	args, shared, ok := b.dfrDirectArgs(in, cells)
-	if !ok {
+	calls, shared := b.dfrDirectCalls(in, cells)
+	if len(calls) == 0 {
 		return nil
 	}
-	return b.runAccum(run, dfrDirectEntry(in.Options), in.Options.LaneCount, 2*cells, shared, args, out.Counters, out.Grids)
+	return b.runAccum(run, calls, 2*cells, shared, out.Counters, out.Grids)
 }
 
-// dfrDirectEntry is the accum_dfr_direct kernel for the window of o:
-// rf_accum_direct_only when it holds direct lanes only (the same lanes
-// without the Keller and suffix code, so with fewer registers and more
-// resident warps), rf_accum_direct otherwise. Both take the same arguments.
-func dfrDirectEntry(o rf.AccumOptions) string {
-	if int64(o.LaneOffset)+int64(o.LaneCount) <= int64(o.DirectSamples) {
-		return "rf_accum_direct_only"
+// rfCall is one grid-stride RF kernel launch over lanes: its entry (before
+// the node layout's suffix) and its arguments before the outputs.
+type rfCall struct {
+	entry string
+	lanes int
+	args  []any
+}
+
+// dfrDirectKernels are accum_dfr_direct's kernels by lane kind: direct,
+// Keller and suffix lanes.
+var dfrDirectKernels = [3]string{"rf_accum_direct_only", "rf_accum_keller", "rf_accum_suffix"}
+
+// dfrDirectCalls splits the window of in at D and D+K into windows of one
+// lane kind each (lanes [0, D) are direct, [D, D+K) Keller, [D+K, D+K+X)
+// suffix lanes), each run by its kind's kernel, which holds that kind's
+// code only and so fewer registers than one kernel for all three; empty
+// windows are left out. shared is the dynamic shared memory of each call.
+func (b *BVH) dfrDirectCalls(in DfrAccumLaunch, cells int) (calls []rfCall, shared uint32) {
+	o := in.Options
+	lo, hi := int64(o.LaneOffset), int64(o.LaneOffset)+int64(o.LaneCount)
+	bounds := [4]int64{0, int64(o.DirectSamples), int64(o.DirectSamples) + int64(o.KellerSamples), math.MaxInt64}
+	for k, entry := range dfrDirectKernels {
+		w := in
+		from, to := max(lo, bounds[k]), min(hi, bounds[k+1])
+		if from >= to {
+			continue
+		}
+		w.Options.LaneOffset, w.Options.LaneCount = int(from), int(to-from)
+		args, sh, ok := b.dfrDirectArgs(w, cells)
+		if ok {
+			calls, shared = append(calls, rfCall{entry: entry, lanes: int(to - from), args: args}), sh
+		}
 	}
-	return "rf_accum_direct"
+	return calls, shared
 }
 
 // dfrDirectArgs are the arguments of rf_accum_direct before its
@@ -226,21 +251,23 @@ func (b *BVH) dfrDirectArgs(in DfrAccumLaunch, cells int) (args []any, shared ui
 	return args, uint32(smem * rfWarps * 2 * 8), true
 }
 
-// runAccum allocates the float64 accumulators, launches entry with args +
-// (acc, ints) and adds the accumulators to the float32 grids.
-func (b *BVH) runAccum(run rfRunner, entry string, lanes, accLen int, shared uint32, args []any, ints *launch.Buffer[int32], grids *launch.Buffer[float32]) error {
+// runAccum allocates the float64 accumulators, launches each call with its
+// args + (acc, ints) and adds the accumulators to the float32 grids.
+func (b *BVH) runAccum(run rfRunner, calls []rfCall, accLen int, shared uint32, ints *launch.Buffer[int32], grids *launch.Buffer[float32]) error {
 	acc, err := run.allocF64(accLen)
 	if err != nil {
 		return err
 	}
 	defer run.free(acc)
-	module := ModuleRFAccum
-	if entry == "rf_accum_reflections" {
-		module = ModuleRFRefl
-	}
-	args = append(args, acc, ints)
-	if err := run.launchShared(module, b.entry(entry), b.rfGrid(lanes), launch.Threads(TraceThreads), shared, args...); err != nil {
-		return err
+	for _, c := range calls {
+		module := ModuleRFAccum
+		if c.entry == "rf_accum_reflections" {
+			module = ModuleRFRefl
+		}
+		args := append(c.args[:len(c.args):len(c.args)], acc, ints)
+		if err := run.launchShared(module, b.entry(c.entry), b.rfGrid(c.lanes), launch.Threads(TraceThreads), shared, args...); err != nil {
+			return err
+		}
 	}
 	return run.launchShared(ModuleRFAccum, "rf_add_f64_to_f32", launch.Blocks(min(accLen, 1<<20), TraceThreads),
 		launch.Threads(TraceThreads), 0, acc, int64(accLen), grids)
@@ -303,7 +330,7 @@ func (b *BVH) launchDfrCoherent(run rfRunner, in DfrCoherentLaunch, out DfrCoher
 	if !ok {
 		return nil
 	}
-	return b.runAccum(run, "rf_accum_coherent", in.Options.LaneCount, 2*cells, shared, args, out.Counts, out.Grids)
+	return b.runAccum(run, []rfCall{{"rf_accum_coherent", in.Options.LaneCount, args}}, 2*cells, shared, out.Counts, out.Grids)
 }
 
 // dfrCoherentArgs are the arguments of rf_accum_coherent before its

@@ -148,11 +148,13 @@ func (b *BVH) accumDfrDirectPartial(run rfRunner, in DfrAccumLaunch, p RFPartial
 }
 
 func (b *BVH) launchDfrDirectPartial(run rfRunner, in DfrAccumLaunch, p RFPartial, cells int) error {
-	args, shared, ok := b.dfrDirectArgs(in, cells)
-	if !ok {
-		return nil
+	calls, shared := b.dfrDirectCalls(in, cells)
+	for _, c := range calls {
+		if err := b.runPartial(run, ModuleRFAccum, c.entry, c.lanes, shared, c.args, p); err != nil {
+			return err
+		}
 	}
-	return b.runPartial(run, ModuleRFAccum, dfrDirectEntry(in.Options), in.Options.LaneCount, shared, args, p)
+	return nil
 }
 
 // AccumDfrCoherentPartial queues the accum_dfr_coherent_direct launch of

@@ -97,7 +97,7 @@ func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 			o := rf.DefaultAccumOptions()
 			o.DirectSamples, o.KellerSamples, o.SuffixSamples, o.LaneOffset, o.LaneCount = 100, 50, 50, 7, 150
 			for _, acc := range []bool{false, true} {
-				// Mixed lanes (rf_accum_direct), then direct lanes only (rf_accum_direct_only).
+				// Lanes of all three kinds (rf_accum_direct_only, rf_accum_keller, rf_accum_suffix), then direct lanes only.
 				for _, w := range [][2]int{{7, 150}, {10, 90}} {
 					o.LaneOffset, o.LaneCount = w[0], w[1]
 					in := DfrAccumLaunch{States: buf[uint32](), NumStates: 3, Grid: g, Options: o, Accumulate: acc}
@@ -145,7 +145,7 @@ func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 			}
 		}
 	}
-	if rec.shared[ModuleRFAccum+".rf_accum_direct"] != 16*rfWarps*16 || rec.shared[ModuleRFAccum+".rf_accum_direct_only"] != 16*rfWarps*16 || rec.shared[ModuleRFRefl+".rf_accum_reflections"] != 16*rfWarps*56 {
+	if rec.shared[ModuleRFAccum+".rf_accum_suffix"] != 16*rfWarps*16 || rec.shared[ModuleRFAccum+".rf_accum_direct_only"] != 16*rfWarps*16 || rec.shared[ModuleRFRefl+".rf_accum_reflections"] != 16*rfWarps*56 {
 		t.Errorf("shared memory per launch: %v", rec.shared)
 	}
 }
