@@ -159,7 +159,7 @@ func (b *bench) all(counts []int) ([]caseResult, error) {
 			return nil, fmt.Errorf("fixture: %w", err)
 		}
 	}
-	if b.wanted("direct_urban") || b.wanted("coherent_urban") || b.wanted("paths_urban") {
+	if b.wantsUrban() {
 		mesh, st := urban(64, 256)
 		sc, err := b.scene("urban", mesh)
 		if err != nil {
@@ -263,7 +263,7 @@ func (b *bench) urbanCases(sc *scene, st *rf.DfrStates) error {
 	grid := func(res int) rf.DfrGrid {
 		return rf.DfrGrid{Axis: 2, Position: 0.05, Coord0Min: -1, Coord0Max: 1, Coord1Min: -1, Coord1Max: 1, Res0: res, Res1: res}
 	}
-	if b.wanted("direct_urban") {
+	if b.wanted("direct_urban_mixed") || b.wanted("direct_urban_windows") {
 		if err := b.directUrban(sc, st, mat, grid(128)); err != nil {
 			return err
 		}

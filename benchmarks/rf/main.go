@@ -193,6 +193,16 @@ func (b *bench) wanted(name string) bool {
 	return false
 }
 
+// wantsUrban reports whether a case over the urban scene is wanted.
+func (b *bench) wantsUrban() bool {
+	for _, c := range []string{"direct_urban_mixed", "direct_urban_windows", "coherent_urban", "paths_urban"} {
+		if b.wanted(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // time runs launch warmup times, then rounds times between two events.
 func (b *bench) time(launchFn func() error) (timing, error) {
 	ts, err := b.timeEach(launchFn)

@@ -13,3 +13,17 @@ func TestMismatchIsCountersOrGridDeviation(t *testing.T) {
 	v := verdicts([]caseResult{{Name: "direct_fixture_8192", Check: check{CountersEqual: false}}})
 	assert.Contains(t, v[0], "MISMATCH")
 }
+
+// TestOnlySelectsCasesByTheirNames: -only prefixes select cases by their
+// full names, so one urban case alone builds the urban scene.
+func TestOnlySelectsCasesByTheirNames(t *testing.T) {
+	for _, only := range []string{"", "direct_urban", "direct_urban_mixed", "direct_urban_windows", "coherent", "paths_urban"} {
+		assert.True(t, (&bench{only: only}).wantsUrban(), "-only %q", only)
+	}
+	for _, only := range []string{"direct_fixture", "reflections", "direct_urban_mixedx"} {
+		assert.False(t, (&bench{only: only}).wantsUrban(), "-only %q", only)
+	}
+	b := &bench{only: "direct_urban_mixed"}
+	assert.True(t, b.wanted("direct_urban_mixed"))
+	assert.False(t, b.wanted("direct_urban_windows"))
+}
