@@ -69,6 +69,9 @@ type rfRunner interface {
 	}) error
 	allocF64(n int) (*launch.Buffer[float64], error)
 	free(b *launch.Buffer[float64])
+	// residentBlocks is how many blocks of block's threads with shared
+	// dynamic bytes of module.entry one multiprocessor holds at once.
+	residentBlocks(module, entry string, block launch.Dim3, shared uint32) (int, error)
 }
 
 type rfStream struct{ s *launch.Stream }
@@ -101,6 +104,14 @@ func (r rfStream) allocF64(n int) (*launch.Buffer[float64], error) {
 
 func (r rfStream) free(b *launch.Buffer[float64]) { _ = b.Close() }
 
+func (r rfStream) residentBlocks(module, entry string, block launch.Dim3, shared uint32) (int, error) {
+	k, err := r.s.Device().Kernel(module, entry)
+	if err != nil {
+		return 0, err
+	}
+	return k.ResidentBlocksPerSM(block, shared)
+}
+
 // gridParams are the grid kernel arguments: axis, pos, min0, max0, min1,
 // max1, res0, res1, area (resolved as rf does: |span0·span1|/cells unless
 // CellArea is set).
@@ -111,6 +122,24 @@ func gridParams(g rf.DfrGrid) []any {
 	}
 	return []any{int32(g.Axis), g.Position, g.Coord0Min, g.Coord0Max, g.Coord1Min, g.Coord1Max,
 		int32(g.Res0), int32(g.Res1), area}
+}
+
+// rfWaves is how many waves of resident blocks an accumulation launch
+// takes (rfWaveGrid).
+const rfWaves = 1
+
+// rfWaveGrid is the launch shape of the grid-stride accumulation kernel
+// module.entry over n lanes: rfWaves whole waves (the blocks every
+// multiprocessor holds at once, by the driver's occupancy calculation, on
+// every multiprocessor), or fewer blocks when n lanes fill fewer. A grid of
+// whole waves has no last partial wave of blocks running nearly alone.
+func (b *BVH) rfWaveGrid(run rfRunner, module, entry string, n int, shared uint32) (launch.Dim3, error) {
+	per, err := run.residentBlocks(module, entry, launch.Threads(TraceThreads), shared)
+	if err != nil {
+		return launch.Dim3{}, err
+	}
+	wave := max(per, 1) * max(b.sms, 1) * rfWaves
+	return launch.Blocks(min(max(n, 1), wave*TraceThreads), TraceThreads), nil
 }
 
 // rfGrid is the launch shape of a grid-stride RF kernel over n lanes.
@@ -265,7 +294,12 @@ func (b *BVH) runAccum(run rfRunner, calls []rfCall, accLen int, shared uint32, 
 			module = ModuleRFRefl
 		}
 		args := append(c.args[:len(c.args):len(c.args)], acc, ints)
-		if err := run.launchShared(module, b.entry(c.entry), b.rfGrid(c.lanes), launch.Threads(TraceThreads), shared, args...); err != nil {
+		entry := b.entry(c.entry)
+		grid, err := b.rfWaveGrid(run, module, entry, c.lanes, shared)
+		if err != nil {
+			return err
+		}
+		if err := run.launchShared(module, entry, grid, launch.Threads(TraceThreads), shared, args...); err != nil {
 			return err
 		}
 	}

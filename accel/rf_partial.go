@@ -216,5 +216,10 @@ func (b *BVH) launchReflPartial(run rfRunner, in ReflAccumLaunch, p RFPartial, c
 // args followed by p's accumulators.
 func (b *BVH) runPartial(run rfRunner, module, entry string, lanes int, shared uint32, args []any, p RFPartial) error {
 	args = append(args, p.Acc, p.Ints)
-	return run.launchShared(module, b.entry(entry), b.rfGrid(lanes), launch.Threads(TraceThreads), shared, args...)
+	entry = b.entry(entry)
+	grid, err := b.rfWaveGrid(run, module, entry, lanes, shared)
+	if err != nil {
+		return err
+	}
+	return run.launchShared(module, entry, grid, launch.Threads(TraceThreads), shared, args...)
 }
