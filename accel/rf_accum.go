@@ -126,7 +126,7 @@ func gridParams(g rf.DfrGrid) []any {
 
 // rfWaves is how many waves of resident blocks an accumulation launch
 // takes (rfWaveGrid).
-const rfWaves = 1
+const rfWaves = 2
 
 // rfWaveGrid is the launch shape of the grid-stride accumulation kernel
 // module.entry over n lanes: rfWaves whole waves (the blocks every
