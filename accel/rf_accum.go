@@ -69,6 +69,9 @@ type rfRunner interface {
 	}) error
 	allocF64(n int) (*launch.Buffer[float64], error)
 	free(b *launch.Buffer[float64])
+	// residentBlocks is how many blocks of block's threads with shared
+	// dynamic bytes of module.entry one multiprocessor holds at once.
+	residentBlocks(module, entry string, block launch.Dim3, shared uint32) (int, error)
 }
 
 type rfStream struct{ s *launch.Stream }
@@ -101,6 +104,14 @@ func (r rfStream) allocF64(n int) (*launch.Buffer[float64], error) {
 
 func (r rfStream) free(b *launch.Buffer[float64]) { _ = b.Close() }
 
+func (r rfStream) residentBlocks(module, entry string, block launch.Dim3, shared uint32) (int, error) {
+	k, err := r.s.Device().Kernel(module, entry)
+	if err != nil {
+		return 0, err
+	}
+	return k.ResidentBlocksPerSM(block, shared)
+}
+
 // gridParams are the grid kernel arguments: axis, pos, min0, max0, min1,
 // max1, res0, res1, area (resolved as rf does: |span0·span1|/cells unless
 // CellArea is set).
@@ -111,6 +122,27 @@ func gridParams(g rf.DfrGrid) []any {
 	}
 	return []any{int32(g.Axis), g.Position, g.Coord0Min, g.Coord0Max, g.Coord1Min, g.Coord1Max,
 		int32(g.Res0), int32(g.Res1), area}
+}
+
+// rfWaves is how many waves of resident blocks an accumulation launch
+// takes (rfWaveGrid). Against 16 blocks per multiprocessor (3.2 waves of
+// the direct-only kernel, 4 of the Keller and suffix ones), one wave and
+// two both ran the direct accumulations 2-4% faster and the reflections
+// 3-8%; two ran the 67M-sample fixture 1.5% under one.
+const rfWaves = 2
+
+// rfWaveGrid is the launch shape of the grid-stride accumulation kernel
+// module.entry over n lanes: rfWaves whole waves (the blocks every
+// multiprocessor holds at once, by the driver's occupancy calculation, on
+// every multiprocessor), or fewer blocks when n lanes fill fewer. A grid of
+// whole waves has no last partial wave of blocks running nearly alone.
+func (b *BVH) rfWaveGrid(run rfRunner, module, entry string, n int, shared uint32) (launch.Dim3, error) {
+	per, err := run.residentBlocks(module, entry, launch.Threads(TraceThreads), shared)
+	if err != nil {
+		return launch.Dim3{}, err
+	}
+	wave := max(per, 1) * max(b.sms, 1) * rfWaves
+	return launch.Blocks(min(max(n, 1), wave*TraceThreads), TraceThreads), nil
 }
 
 // rfGrid is the launch shape of a grid-stride RF kernel over n lanes.
@@ -189,22 +221,47 @@ func (b *BVH) launchDfrDirect(run rfRunner, in DfrAccumLaunch, out DfrAccumOut, 
 			}
 		}
 	}
-	args, shared, ok := b.dfrDirectArgs(in, cells)
-	if !ok {
+	calls, shared := b.dfrDirectCalls(in, cells)
+	if len(calls) == 0 {
 		return nil
 	}
-	return b.runAccum(run, dfrDirectEntry(in.Options), in.Options.LaneCount, 2*cells, shared, args, out.Counters, out.Grids)
+	return b.runAccum(run, calls, 2*cells, shared, out.Counters, out.Grids)
 }
 
-// dfrDirectEntry is the accum_dfr_direct kernel for the window of o:
-// rf_accum_direct_only when it holds direct lanes only (the same lanes
-// without the Keller and suffix code, so with fewer registers and more
-// resident warps), rf_accum_direct otherwise. Both take the same arguments.
-func dfrDirectEntry(o rf.AccumOptions) string {
-	if int64(o.LaneOffset)+int64(o.LaneCount) <= int64(o.DirectSamples) {
-		return "rf_accum_direct_only"
+// rfCall is one grid-stride RF kernel launch over lanes: its entry (before
+// the node layout's suffix) and its arguments before the outputs.
+type rfCall struct {
+	entry string
+	lanes int
+	args  []any
+}
+
+// dfrDirectKernels are accum_dfr_direct's kernels by lane kind: direct,
+// Keller and suffix lanes.
+var dfrDirectKernels = [3]string{"rf_accum_direct_only", "rf_accum_keller", "rf_accum_suffix"}
+
+// dfrDirectCalls splits the window of in at D and D+K into windows of one
+// lane kind each (lanes [0, D) are direct, [D, D+K) Keller, [D+K, D+K+X)
+// suffix lanes), each run by its kind's kernel, which holds that kind's
+// code only and so fewer registers than one kernel for all three; empty
+// windows are left out. shared is the dynamic shared memory of each call.
+func (b *BVH) dfrDirectCalls(in DfrAccumLaunch, cells int) (calls []rfCall, shared uint32) {
+	o := in.Options
+	lo, hi := int64(o.LaneOffset), int64(o.LaneOffset)+int64(o.LaneCount)
+	bounds := [4]int64{0, int64(o.DirectSamples), int64(o.DirectSamples) + int64(o.KellerSamples), math.MaxInt64}
+	for k, entry := range dfrDirectKernels {
+		w := in
+		from, to := max(lo, bounds[k]), min(hi, bounds[k+1])
+		if from >= to {
+			continue
+		}
+		w.Options.LaneOffset, w.Options.LaneCount = int(from), int(to-from)
+		args, sh, ok := b.dfrDirectArgs(w, cells)
+		if ok {
+			calls, shared = append(calls, rfCall{entry: entry, lanes: int(to - from), args: args}), sh
+		}
 	}
-	return "rf_accum_direct"
+	return calls, shared
 }
 
 // dfrDirectArgs are the arguments of rf_accum_direct before its
@@ -226,21 +283,28 @@ func (b *BVH) dfrDirectArgs(in DfrAccumLaunch, cells int) (args []any, shared ui
 	return args, uint32(smem * rfWarps * 2 * 8), true
 }
 
-// runAccum allocates the float64 accumulators, launches entry with args +
-// (acc, ints) and adds the accumulators to the float32 grids.
-func (b *BVH) runAccum(run rfRunner, entry string, lanes, accLen int, shared uint32, args []any, ints *launch.Buffer[int32], grids *launch.Buffer[float32]) error {
+// runAccum allocates the float64 accumulators, launches each call with its
+// args + (acc, ints) and adds the accumulators to the float32 grids.
+func (b *BVH) runAccum(run rfRunner, calls []rfCall, accLen int, shared uint32, ints *launch.Buffer[int32], grids *launch.Buffer[float32]) error {
 	acc, err := run.allocF64(accLen)
 	if err != nil {
 		return err
 	}
 	defer run.free(acc)
-	module := ModuleRFAccum
-	if entry == "rf_accum_reflections" {
-		module = ModuleRFRefl
-	}
-	args = append(args, acc, ints)
-	if err := run.launchShared(module, b.entry(entry), b.rfGrid(lanes), launch.Threads(TraceThreads), shared, args...); err != nil {
-		return err
+	for _, c := range calls {
+		module := ModuleRFAccum
+		if c.entry == "rf_accum_reflections" {
+			module = ModuleRFRefl
+		}
+		args := append(c.args[:len(c.args):len(c.args)], acc, ints)
+		entry := b.entry(c.entry)
+		grid, err := b.rfWaveGrid(run, module, entry, c.lanes, shared)
+		if err != nil {
+			return err
+		}
+		if err := run.launchShared(module, entry, grid, launch.Threads(TraceThreads), shared, args...); err != nil {
+			return err
+		}
 	}
 	return run.launchShared(ModuleRFAccum, "rf_add_f64_to_f32", launch.Blocks(min(accLen, 1<<20), TraceThreads),
 		launch.Threads(TraceThreads), 0, acc, int64(accLen), grids)
@@ -303,7 +367,7 @@ func (b *BVH) launchDfrCoherent(run rfRunner, in DfrCoherentLaunch, out DfrCoher
 	if !ok {
 		return nil
 	}
-	return b.runAccum(run, "rf_accum_coherent", in.Options.LaneCount, 2*cells, shared, args, out.Counts, out.Grids)
+	return b.runAccum(run, []rfCall{{"rf_accum_coherent", in.Options.LaneCount, args}}, 2*cells, shared, out.Counts, out.Grids)
 }
 
 // dfrCoherentArgs are the arguments of rf_accum_coherent before its

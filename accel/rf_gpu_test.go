@@ -10,6 +10,7 @@ import (
 	"github.com/rayd-go/rayd/geom"
 	"github.com/rayd-go/rayd/launch"
 	"github.com/rayd-go/rayd/rf"
+	"github.com/stretchr/testify/require"
 )
 
 // rfFixture is a small random RF problem over a ground quad and a soup.
@@ -217,4 +218,28 @@ func sortedRows(w []uint32, n int) []uint32 {
 		copy(out[i*PathRowWords:], r)
 	}
 	return out
+}
+
+// TestRFGPUWaveGridsAreWholeWaves: the driver's occupancy for the
+// binary-node direct-only kernel is the 5 blocks of 128 threads per
+// multiprocessor its launch bounds ask for (96 registers: 6 blocks would
+// need 73,728 of the 65,536), so an accumulation over many lanes launches
+// 5 blocks per multiprocessor, and one over few lanes one block per 128.
+func TestRFGPUWaveGridsAreWholeWaves(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, s *launch.Stream) {
+		f := newRFFixture(t, 1)
+		b := f.bvh(t, s, 2)
+		run := rfStream{s}
+		per, err := run.residentBlocks(ModuleRFAccum, "rf_accum_direct_only", launch.Threads(TraceThreads), 0)
+		require.NoError(t, err)
+		require.Equal(t, 5, per)
+		g, err := b.rfWaveGrid(run, ModuleRFAccum, "rf_accum_direct_only", 1<<26, 0)
+		require.NoError(t, err)
+		require.Equal(t, uint32(5*rfWaves*b.sms), g.X)
+		g, err = b.rfWaveGrid(run, ModuleRFAccum, "rf_accum_direct_only", 300, 0)
+		require.NoError(t, err)
+		require.Equal(t, uint32(3), g.X)
+		_, err = b.rfWaveGrid(run, ModuleRFAccum, "no_such_kernel", 300, 0)
+		require.Error(t, err)
+	})
 }

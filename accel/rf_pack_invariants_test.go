@@ -89,21 +89,40 @@ func TestPackedInvariantsEqualTheKernelArithmetic(t *testing.T) {
 	require.Zero(t, w[60]|w[61]|w[62]|w[63], "padding words")
 }
 
-// TestDfrDirectEntryTakesTheDirectOnlyKernelForDirectWindows: a window
-// inside [0, D) runs the direct-only kernel, any window reaching a Keller
-// or suffix lane the full one.
-func TestDfrDirectEntryTakesTheDirectOnlyKernelForDirectWindows(t *testing.T) {
+// TestDfrDirectCallsSplitWindowsByLaneKind: a window is split at D and
+// D+K into windows of one lane kind each, run by that kind's kernel, with
+// its lane offset and count in the arguments; empty windows are left out.
+func TestDfrDirectCallsSplitWindowsByLaneKind(t *testing.T) {
+	b := &BVH{numTris: 3, nodes: buf[uint32](), tris: buf[uint32](), opt: Options{Width: 2}, sms: 4}
+	g := rf.DfrGrid{Axis: 2, Coord0Min: -1, Coord0Max: 1, Coord1Min: -1, Coord1Max: 1, Res0: 2, Res1: 2}
 	o := rf.AccumOptions{DirectSamples: 100, KellerSamples: 5, SuffixSamples: 5}
-	for _, c := range []struct {
-		off, count int
-		want       string
-	}{
-		{0, 100, "rf_accum_direct_only"}, {99, 1, "rf_accum_direct_only"}, {0, 0, "rf_accum_direct_only"},
-		{99, 2, "rf_accum_direct"}, {100, 5, "rf_accum_direct"}, {0, 110, "rf_accum_direct"},
-	} {
-		o.LaneOffset, o.LaneCount = c.off, c.count
-		require.Equal(t, c.want, dfrDirectEntry(o), "window (%d, %d)", c.off, c.count)
+	type call struct {
+		entry      string
+		off, lanes int
 	}
-	o.DirectSamples, o.LaneOffset, o.LaneCount = 0, 0, 5
-	require.Equal(t, "rf_accum_direct", dfrDirectEntry(o))
+	for _, c := range []struct {
+		d, k, x, off, count int
+		want                []call
+	}{
+		{100, 5, 5, 0, 100, []call{{"rf_accum_direct_only", 0, 100}}},
+		{100, 5, 5, 99, 1, []call{{"rf_accum_direct_only", 99, 1}}},
+		{100, 5, 5, 99, 2, []call{{"rf_accum_direct_only", 99, 1}, {"rf_accum_keller", 100, 1}}},
+		{100, 5, 5, 100, 5, []call{{"rf_accum_keller", 100, 5}}},
+		{100, 5, 5, 0, 110, []call{{"rf_accum_direct_only", 0, 100}, {"rf_accum_keller", 100, 5}, {"rf_accum_suffix", 105, 5}}},
+		{100, 5, 5, 104, 3, []call{{"rf_accum_keller", 104, 1}, {"rf_accum_suffix", 105, 2}}},
+		{100, 0, 5, 50, 55, []call{{"rf_accum_direct_only", 50, 50}, {"rf_accum_suffix", 100, 5}}},
+		{0, 5, 0, 0, 5, []call{{"rf_accum_keller", 0, 5}}},
+		{100, 5, 5, 0, 0, nil},
+	} {
+		o.DirectSamples, o.KellerSamples, o.SuffixSamples, o.LaneOffset, o.LaneCount = c.d, c.k, c.x, c.off, c.count
+		calls, _ := b.dfrDirectCalls(DfrAccumLaunch{States: buf[uint32](), NumStates: 3, Grid: g, Options: o}, 4)
+		var got []call
+		for _, k := range calls {
+			// lane_offset and lane_count follow the sample counts and the seed.
+			n := len(k.args)
+			got = append(got, call{k.entry, int(k.args[n-3].(int32)), int(k.args[n-2].(int32))})
+			require.Equal(t, k.lanes, int(k.args[n-2].(int32)))
+		}
+		require.Equal(t, c.want, got, "D %d K %d X %d window (%d, %d)", c.d, c.k, c.x, c.off, c.count)
+	}
 }

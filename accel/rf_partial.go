@@ -148,11 +148,13 @@ func (b *BVH) accumDfrDirectPartial(run rfRunner, in DfrAccumLaunch, p RFPartial
 }
 
 func (b *BVH) launchDfrDirectPartial(run rfRunner, in DfrAccumLaunch, p RFPartial, cells int) error {
-	args, shared, ok := b.dfrDirectArgs(in, cells)
-	if !ok {
-		return nil
+	calls, shared := b.dfrDirectCalls(in, cells)
+	for _, c := range calls {
+		if err := b.runPartial(run, ModuleRFAccum, c.entry, c.lanes, shared, c.args, p); err != nil {
+			return err
+		}
 	}
-	return b.runPartial(run, ModuleRFAccum, dfrDirectEntry(in.Options), in.Options.LaneCount, shared, args, p)
+	return nil
 }
 
 // AccumDfrCoherentPartial queues the accum_dfr_coherent_direct launch of
@@ -214,5 +216,10 @@ func (b *BVH) launchReflPartial(run rfRunner, in ReflAccumLaunch, p RFPartial, c
 // args followed by p's accumulators.
 func (b *BVH) runPartial(run rfRunner, module, entry string, lanes int, shared uint32, args []any, p RFPartial) error {
 	args = append(args, p.Acc, p.Ints)
-	return run.launchShared(module, b.entry(entry), b.rfGrid(lanes), launch.Threads(TraceThreads), shared, args...)
+	entry = b.entry(entry)
+	grid, err := b.rfWaveGrid(run, module, entry, lanes, shared)
+	if err != nil {
+		return err
+	}
+	return run.launchShared(module, entry, grid, launch.Threads(TraceThreads), shared, args...)
 }

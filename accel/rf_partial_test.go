@@ -26,7 +26,7 @@ func TestRFPartialLaunchesMatchKernels(t *testing.T) {
 			cells := res * res
 			o := rf.DefaultAccumOptions()
 			o.DirectSamples, o.KellerSamples, o.SuffixSamples, o.LaneOffset, o.LaneCount = 100, 50, 50, 7, 150
-			for _, w := range [][2]int{{7, 150}, {0, 100}} { // mixed lanes; direct lanes only
+			for _, w := range [][2]int{{7, 150}, {0, 100}} { // lanes of all three kinds; direct lanes only
 				o.LaneOffset, o.LaneCount = w[0], w[1]
 				if err := b.launchDfrDirectPartial(rec, DfrAccumLaunch{States: buf[uint32](), NumStates: 3, Grid: g, Options: o}, p, cells); err != nil {
 					t.Fatal(err)
@@ -65,7 +65,7 @@ func TestRFPartialLaunchesMatchKernels(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"rf_accum.rf_accum_direct", "rf_accum.rf_accum_direct_only4", "rf_accum.rf_accum_coherent4", "rf_refl.rf_accum_reflections4"} {
+	for _, k := range []string{"rf_accum.rf_accum_keller", "rf_accum.rf_accum_suffix4", "rf_accum.rf_accum_direct_only4", "rf_accum.rf_accum_coherent4", "rf_refl.rf_accum_reflections4"} {
 		if rec.seen[k] == 0 {
 			t.Errorf("%s is never launched into a partial", k)
 		}

@@ -116,7 +116,7 @@ func (b *BVH) launchReflAccum(run rfRunner, in ReflAccumLaunch, out ReflAccumOut
 		return nil
 	}
 	args, shared := b.reflAccumArgs(in, out.Wedges, cells)
-	return b.runAccum(run, "rf_accum_reflections", in.N, 7*cells, shared, args, out.Counters, out.Grids)
+	return b.runAccum(run, []rfCall{{"rf_accum_reflections", in.N, args}}, 7*cells, shared, out.Counters, out.Grids)
 }
 
 // reflAccumArgs are the arguments of rf_accum_reflections before its

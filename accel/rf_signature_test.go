@@ -43,6 +43,15 @@ func argKind(a any) string {
 	return fmt.Sprintf("%T", a)
 }
 
+// residentBlocks answers 5 blocks per multiprocessor for a kernel of the
+// sources and refuses any other.
+func (r *rfRecorder) residentBlocks(module, entry string, block launch.Dim3, shared uint32) (int, error) {
+	if _, ok := r.kernels[module][entry]; !ok && r.kernels != nil {
+		return 0, fmt.Errorf("no kernel %s.%s in the sources", module, entry)
+	}
+	return 5, nil
+}
+
 func (r *rfRecorder) launchShared(module, entry string, grid, block launch.Dim3, shared uint32, args ...any) error {
 	ps, ok := r.kernels[module][entry]
 	if !ok {
@@ -97,7 +106,7 @@ func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 			o := rf.DefaultAccumOptions()
 			o.DirectSamples, o.KellerSamples, o.SuffixSamples, o.LaneOffset, o.LaneCount = 100, 50, 50, 7, 150
 			for _, acc := range []bool{false, true} {
-				// Mixed lanes (rf_accum_direct), then direct lanes only (rf_accum_direct_only).
+				// Lanes of all three kinds (rf_accum_direct_only, rf_accum_keller, rf_accum_suffix), then direct lanes only.
 				for _, w := range [][2]int{{7, 150}, {10, 90}} {
 					o.LaneOffset, o.LaneCount = w[0], w[1]
 					in := DfrAccumLaunch{States: buf[uint32](), NumStates: 3, Grid: g, Options: o, Accumulate: acc}
@@ -145,7 +154,7 @@ func TestRFLaunchArgumentsMatchKernels(t *testing.T) {
 			}
 		}
 	}
-	if rec.shared[ModuleRFAccum+".rf_accum_direct"] != 16*rfWarps*16 || rec.shared[ModuleRFAccum+".rf_accum_direct_only"] != 16*rfWarps*16 || rec.shared[ModuleRFRefl+".rf_accum_reflections"] != 16*rfWarps*56 {
+	if rec.shared[ModuleRFAccum+".rf_accum_suffix"] != 16*rfWarps*16 || rec.shared[ModuleRFAccum+".rf_accum_direct_only"] != 16*rfWarps*16 || rec.shared[ModuleRFRefl+".rf_accum_reflections"] != 16*rfWarps*56 {
 		t.Errorf("shared memory per launch: %v", rec.shared)
 	}
 }
@@ -175,5 +184,26 @@ func TestRFCheckedLaunchesRejectBadSizes(t *testing.T) {
 	}
 	if len(rec.seen) != 0 {
 		t.Errorf("launched after a failed check: %v", rec.seen)
+	}
+}
+
+// TestRFWaveGridTakesTheResidentBlocks: an accumulation grid is rfWaves
+// waves of the blocks the runner says fit per multiprocessor, or one block
+// per 128 lanes when fewer lanes fill fewer; a kernel the runner cannot
+// size is an error.
+func TestRFWaveGridTakesTheResidentBlocks(t *testing.T) {
+	rec := &rfRecorder{kernels: map[string]map[string][]cParam{ModuleRFAccum: parseKernels(t, "rf_accum.cu")}}
+	b := &BVH{sms: 132}
+	for _, c := range []struct {
+		n    int
+		want uint32
+	}{{1 << 26, 5 * rfWaves * 132}, {300, 3}, {0, 1}, {5 * rfWaves * 132 * TraceThreads, 5 * rfWaves * 132}} {
+		g, err := b.rfWaveGrid(rec, ModuleRFAccum, "rf_accum_keller", c.n, 0)
+		if err != nil || g.X != c.want {
+			t.Errorf("%d lanes: grid %v, %v; want %d blocks", c.n, g, err, c.want)
+		}
+	}
+	if _, err := b.rfWaveGrid(rec, ModuleRFAccum, "rf_accum_direct", 300, 0); err == nil {
+		t.Error("a kernel outside the sources was sized")
 	}
 }

@@ -76,7 +76,9 @@ type cudaSyms struct {
 	cuModuleGetGlobal_v2 uintptr // CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name);
 	cuModuleUnload       uintptr // CUresult cuModuleUnload(CUmodule hmod);
 	cuFuncGetAttribute   uintptr // CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
-	cuLaunchKernel       uintptr // CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
+	// CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize);
+	cuOccupancyMaxActiveBlocksPerMultiprocessor uintptr
+	cuLaunchKernel                              uintptr // CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
 }
 
 // cudaSymbolList is the explicit symbol list: required symbols fail the load
@@ -121,6 +123,7 @@ func (c *cudaSyms) symbolList() []symbol {
 		req("cuModuleLoadDataEx", &c.cuModuleLoadDataEx), req("cuModuleGetFunction", &c.cuModuleGetFunction),
 		req("cuModuleGetGlobal_v2", &c.cuModuleGetGlobal_v2), req("cuModuleUnload", &c.cuModuleUnload),
 		req("cuFuncGetAttribute", &c.cuFuncGetAttribute), req("cuLaunchKernel", &c.cuLaunchKernel),
+		req("cuOccupancyMaxActiveBlocksPerMultiprocessor", &c.cuOccupancyMaxActiveBlocksPerMultiprocessor),
 	}
 }
 

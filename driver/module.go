@@ -103,6 +103,17 @@ func (f Function) Attribute(a FuncAttribute) (int, error) {
 	return int(v), check("cuFuncGetAttribute", f.dev, r)
 }
 
+// ResidentBlocksPerSM returns how many blocks of blockSize threads, each
+// with dynamicShared bytes of dynamic shared memory, one multiprocessor
+// holds at once (the driver's occupancy calculation: registers, shared
+// memory, warps and block slots).
+func (f Function) ResidentBlocksPerSM(blockSize int, dynamicShared uint32) (int, error) {
+	var v int32
+	r := invoke("cuOccupancyMaxActiveBlocksPerMultiprocessor", cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor,
+		uintptr(unsafe.Pointer(&v)), f.h, uintptr(blockSize), uintptr(dynamicShared))
+	return int(v), check("cuOccupancyMaxActiveBlocksPerMultiprocessor", f.dev, r)
+}
+
 // MaxKernelParams is the largest parameter count Args holds.
 const MaxKernelParams = 32
 

@@ -36,3 +36,31 @@ func ExampleBlocks() {
 	fmt.Println(launch.Blocks(1000, 256), launch.Threads(256))
 	// Output: {4 1 1} {256 1 1}
 }
+
+// A grid of whole waves: as many blocks as every multiprocessor holds at
+// once (the driver's occupancy for this kernel, block size and shared
+// memory), on every multiprocessor, for a grid-stride kernel.
+func ExampleKernel_ResidentBlocksPerSM() {
+	d, err := launch.Open(0)
+	if err != nil {
+		fmt.Println("no GPU:", err)
+		return
+	}
+	defer d.Close()
+	fill, err := d.Kernel("basic", "rayd_fill_f32")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	per, err := fill.ResidentBlocksPerSM(launch.Threads(256), 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	info, err := launch.DeviceInfo(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(per*info.SMs, "blocks of 256 threads in one wave")
+}

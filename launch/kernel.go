@@ -97,6 +97,24 @@ func (k *Kernel) Name() string { return k.name }
 // Params returns the entry point's parameter layout.
 func (k *Kernel) Params() []ptx.Param { return k.entry.Params }
 
+// ResidentBlocksPerSM returns how many blocks of block's threads, each
+// with sharedBytes of dynamic shared memory, one multiprocessor of the
+// kernel's device holds at once; a grid of that many blocks per
+// multiprocessor runs in one wave.
+func (k *Kernel) ResidentBlocksPerSM(block Dim3, sharedBytes uint32) (int, error) {
+	if k.d.closed.Load() {
+		return 0, ErrClosed
+	}
+	a := block.arr()
+	n := 0
+	err := k.d.with(func() error {
+		var e error
+		n, e = k.fn.ResidentBlocksPerSM(int(a[0]*a[1]*a[2]), sharedBytes)
+		return e
+	})
+	return n, err
+}
+
 // Launch validates args against the parameter layout, packs them and enqueues
 // the kernel on s. Arguments: a *Buffer[T] or Null for pointer parameters;
 // int32/uint32 for 32-bit integers (int is accepted when it fits); float32

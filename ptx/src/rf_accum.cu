@@ -136,14 +136,20 @@ struct NumCache {
     double num = 0.0;
 };
 
+// Lane kinds of accum_dfr_direct: lanes [0, D) are direct, [D, D+K) Keller
+// and [D+K, D+K+X) suffix lanes. A launch holds lanes of one kind (the
+// launcher splits a window at D and D+K), so each kernel holds that kind's
+// code only.
+enum { KIND_DIRECT = 0, KIND_KELLER = 1, KIND_SUFFIX = 2 };
+
 // direct_lane runs global lane gl of state s and cell (ci, cj) (rf
-// directCall.lane): returns the outcome and, for a commit, the cell and the
-// contribution c. MIXED false: the window holds direct lanes only.
-template <int W, bool MIXED>
+// directCall.lane), a lane of kind KIND: returns the outcome and, for a
+// commit, the cell and the contribution c.
+template <int W, int KIND>
 __device__ __forceinline__ int direct_lane(const DirectArgs& a, const DirectConst& k, unsigned int gl, int s, int ci,
                                            int cj, CellCache& cc, NumCache& nc, int& cell, double& c) {
     cell = cj * a.g.res0 + ci;
-    const int kind = !MIXED || (long long)gl < (long long)a.D ? 0 : ((long long)gl < (long long)a.D + a.K ? 1 : 2);
+    const int kind = KIND;
     const unsigned int* st = a.states + (size_t)s * RF_STATE_WORDS;
     if (wi(st, RFS_ACTIVE) == 0) return OUT_VIS;
     double tmin = (double)wf(st, RFS_TMIN), span = wd(st, RFS_D_SPAN);
@@ -155,7 +161,7 @@ __device__ __forceinline__ int direct_lane(const DirectArgs& a, const DirectCons
     if (!visible_len<W>(a.sc, src, q, lsq)) return OUT_VIS;
     d3 t;
     double measure = 1.0;
-    if (!MIXED || kind == 0) {
+    if (kind == 0) {
         t = cc.center(a.g, ci, cj);
     } else if (kind == 1) {
         double phi = 2.0 * RF_PI * (double)uniform(gl, 1u, a.seed);
@@ -196,7 +202,7 @@ __device__ __forceinline__ int direct_lane(const DirectArgs& a, const DirectCons
     return kind;
 }
 
-template <int W, bool MIXED>
+template <int W, int KIND>
 __device__ __forceinline__ void direct_loop(const DirectArgs& a, int lane_offset, int lane_count, Hist<2, 0>& h,
                                             unsigned int (&cnt)[6]) {
     const DirectConst k(a);
@@ -210,7 +216,7 @@ __device__ __forceinline__ void direct_loop(const DirectArgs& a, int lane_offset
         long long l = base + (threadIdx.x & 31u);
         int cell = -1, out = OUT_NONE;
         double c = 0.0;
-        if (l < lane_count) out = direct_lane<W, MIXED>(a, k, (unsigned int)(lane_offset + l), (int)m.s, m.ci, m.cj, cc, nc, cell, c);
+        if (l < lane_count) out = direct_lane<W, KIND>(a, k, (unsigned int)(lane_offset + l), (int)m.s, m.ci, m.cj, cc, nc, cell, c);
         cnt[0] += out == OUT_DIRECT;
         cnt[1] += out == OUT_KELLER;
         cnt[2] += out == OUT_SUFFIX;
@@ -223,7 +229,7 @@ __device__ __forceinline__ void direct_loop(const DirectArgs& a, int lane_offset
     }
 }
 
-template <int W, bool MIXED>
+template <int W, int KIND>
 __device__ __forceinline__ void direct_kernel(const DirectArgs& a, int lane_offset, int lane_count, int smem_cells,
                                               double* acc, int* counters) {
     extern __shared__ double rf_smem[];
@@ -231,7 +237,7 @@ __device__ __forceinline__ void direct_kernel(const DirectArgs& a, int lane_offs
     Hist<2, 0> h{smem_cells > 0 ? rf_smem : nullptr, acc, nullptr, cells};
     h.init();
     unsigned int cnt[6] = {0u, 0u, 0u, 0u, 0u, 0u};  // direct keller suffix vis utd edge_uses
-    direct_loop<W, MIXED>(a, lane_offset, lane_count, h, cnt);
+    direct_loop<W, KIND>(a, lane_offset, lane_count, h, cnt);
     add_counter(counters + 0, cnt[0]);
     add_counter(counters + 1, cnt[1]);
     add_counter(counters + 2, cnt[2]);
@@ -317,47 +323,16 @@ __device__ __forceinline__ void coherent_kernel(const CoherentArgs& a, int lane_
 }
 }  // namespace
 
-// Resident blocks per SM the kernels ask for: the occupancy their
-// registers gave before the per-state invariants were hoisted (3 blocks of
-// the mixed direct kernel at up to 168 registers, 4 of the coherent one at
-// up to 128), so that a compiler needing a few more registers spills a
-// word rather than losing a block.
-#define RF_DIRECT_BLOCKS 3
+// Resident blocks per SM the kernels ask for. The coherent kernel: the
+// occupancy its registers gave before the per-state invariants were hoisted
+// (4 at up to 128), so that a compiler needing a few more registers spills
+// a word rather than losing a block.
 #define RF_COHERENT_BLOCKS 4
 
-extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_BLOCKS) rf_accum_direct(
-    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
-    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
-    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
-    double* __restrict__ acc, int* __restrict__ counters) {
-    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
-                 lambda, D, K, X, seed};
-    direct_kernel<2, true>(a, lane_offset, lane_count, smem_cells, acc, counters);
-}
-
-extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_BLOCKS) rf_accum_direct4(
-    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
-    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
-    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
-    double* __restrict__ acc, int* __restrict__ counters) {
-    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
-                 lambda, D, K, X, seed};
-    direct_kernel<4, true>(a, lane_offset, lane_count, smem_cells, acc, counters);
-}
-
-extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct8(
-    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
-    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
-    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
-    double* __restrict__ acc, int* __restrict__ counters) {
-    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
-                 lambda, D, K, X, seed};
-    direct_kernel<8, true>(a, lane_offset, lane_count, smem_cells, acc, counters);
-}
-
-// rf_accum_direct_only(4, 8) is rf_accum_direct for a window of direct lanes
-// only (lane_offset + lane_count ≤ D; the launcher picks it then): the same
-// lanes without the Keller and suffix code, so with fewer registers.
+// rf_accum_direct_only(4, 8), rf_accum_keller(4, 8) and rf_accum_suffix(4, 8)
+// run a window of direct lanes (lane_offset + lane_count ≤ D), Keller lanes
+// (D ≤ lane_offset, lane_offset + lane_count ≤ D + K) and suffix lanes
+// (D + K ≤ lane_offset); the launcher splits a window at D and D + K.
 // The binary-node variant asks for RF_DIRECT_ONLY_BLOCKS resident blocks
 // per SM (96 registers; nvcc 11.8 for sm_90 spills one word), a quarter
 // more warps than its unbounded 116 registers allow, to hide the latency
@@ -371,7 +346,7 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_DIRECT_ONLY_BLOCKS) 
     double* __restrict__ acc, int* __restrict__ counters) {
     DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
                  lambda, D, K, X, seed};
-    direct_kernel<2, false>(a, lane_offset, lane_count, smem_cells, acc, counters);
+    direct_kernel<2, KIND_DIRECT>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
 extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct_only4(
@@ -381,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct_only4(
     double* __restrict__ acc, int* __restrict__ counters) {
     DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
                  lambda, D, K, X, seed};
-    direct_kernel<4, false>(a, lane_offset, lane_count, smem_cells, acc, counters);
+    direct_kernel<4, KIND_DIRECT>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
 extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct_only8(
@@ -391,7 +366,72 @@ extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_direct_only8(
     double* __restrict__ acc, int* __restrict__ counters) {
     DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
                  lambda, D, K, X, seed};
-    direct_kernel<8, false>(a, lane_offset, lane_count, smem_cells, acc, counters);
+    direct_kernel<8, KIND_DIRECT>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+// The binary-node Keller and suffix kernels ask for 4 resident blocks per
+// SM (128 registers; unbounded, nvcc 11.8 for sm_90 gives them 141 and
+// 152, so 3 blocks).
+#define RF_KELLER_BLOCKS 4
+#define RF_SUFFIX_BLOCKS 4
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_KELLER_BLOCKS) rf_accum_keller(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<2, KIND_KELLER>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_keller4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<4, KIND_KELLER>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_keller8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<8, KIND_KELLER>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_SUFFIX_BLOCKS) rf_accum_suffix(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<2, KIND_SUFFIX>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_suffix4(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<4, KIND_SUFFIX>(a, lane_offset, lane_count, smem_cells, acc, counters);
+}
+
+extern "C" __global__ void __launch_bounds__(RF_THREADS) rf_accum_suffix8(
+    const float4* __restrict__ nodes, const float4* __restrict__ tris, int num_tris,
+    const unsigned int* __restrict__ states, int S, int axis, double pos, double min0, double max0, double min1, double max1, int res0, int res1, double area,
+    double lambda, int D, int K, int X, unsigned int seed, int lane_offset, int lane_count, int smem_cells,
+    double* __restrict__ acc, int* __restrict__ counters) {
+    DirectArgs a{{nodes, tris, num_tris}, states, S, {axis, pos, min0, max0, min1, max1, area, res0, res1},
+                 lambda, D, K, X, seed};
+    direct_kernel<8, KIND_SUFFIX>(a, lane_offset, lane_count, smem_cells, acc, counters);
 }
 
 extern "C" __global__ void __launch_bounds__(RF_THREADS, RF_COHERENT_BLOCKS) rf_accum_coherent(
