@@ -6,16 +6,21 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestEdgeRayKernelChoice: EdgeRayAuto resolves by the BVH's edge count,
-// an explicit kernel stays itself, and every kernel names its own entry.
+// TestEdgeRayKernelChoice: EdgeRayAuto resolves to the speculative kernel
+// for segments and, for half rays, by the BVH's edge count; an explicit
+// kernel stays itself, and every kernel names its own entry.
 func TestEdgeRayKernelChoice(t *testing.T) {
 	small := &EdgeBVH{numEdges: EdgeRaySpecBelow - 1}
 	large := &EdgeBVH{numEdges: EdgeRaySpecBelow}
-	assert.Equal(t, EdgeRaySpec, small.RayKernel(EdgeRayAuto))
-	assert.Equal(t, EdgeRayOps, large.RayKernel(EdgeRayAuto))
+	assert.Equal(t, EdgeRaySpec, small.RayKernel(EdgeRayAuto, false))
+	assert.Equal(t, EdgeRaySpec, small.RayKernel(EdgeRayAuto, true))
+	assert.Equal(t, EdgeRayOps, large.RayKernel(EdgeRayAuto, false))
+	assert.Equal(t, EdgeRaySpec, large.RayKernel(EdgeRayAuto, true))
 	for _, k := range []EdgeRayKernel{EdgeRayPruned, EdgeRayPrunedRows, EdgeRayExact, EdgeRayPhased, EdgeRayPhasedTop, EdgeRayOps, EdgeRaySpec} {
-		assert.Equal(t, k, small.RayKernel(k))
-		assert.Equal(t, k, large.RayKernel(k))
+		for _, segments := range []bool{false, true} {
+			assert.Equal(t, k, small.RayKernel(k, segments))
+			assert.Equal(t, k, large.RayKernel(k, segments))
+		}
 	}
 	names := map[string]bool{}
 	entries := map[string]bool{}

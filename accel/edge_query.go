@@ -129,8 +129,10 @@ func (b *EdgeBVH) pointQuery(r runner, entry string, q EdgePoints, out EdgePoint
 type EdgeRayKernel int
 
 const (
-	// EdgeRayAuto is what NearestRay runs: EdgeRaySpec on an edge BVH of
-	// fewer than EdgeRaySpecBelow edges, EdgeRayOps on a larger one.
+	// EdgeRayAuto is what NearestRay runs: EdgeRaySpec for rays with a
+	// TMax (segments, or a mix of segments and half rays) and for any rays
+	// on an edge BVH of fewer than EdgeRaySpecBelow edges; EdgeRayOps for
+	// half rays (a nil TMax) on a larger one.
 	EdgeRayAuto EdgeRayKernel = -1
 	// EdgeRayPruned is rayd_edge_nearest_ray: float32 node and edge tests
 	// (ptx/src/edge_prune.cuh) that never drop an edge the brute force could
@@ -171,7 +173,7 @@ const (
 	// search, so a node phase is no longer as long as the warp's longest run
 	// of nodes between two leaves (ptx/src/edge_spec.cuh); its leaf phase
 	// tests all of a leaf's records, two at a time, before their float64
-	// pairs run. NearestRay runs it on small edge BVHs.
+	// pairs run. NearestRay runs it on small edge BVHs and for segments.
 	EdgeRaySpec
 )
 
@@ -180,14 +182,14 @@ var EdgeRayKernels = []EdgeRayKernel{EdgeRayAuto, EdgeRayPruned, EdgeRayPrunedRo
 	EdgeRayPhasedTop, EdgeRayOps, EdgeRaySpec}
 
 // EdgeRaySpecBelow is the edge count below which NearestRay runs
-// EdgeRaySpec rather than EdgeRayOps. Measured on an H200, 4,194,304 rows,
-// kernels interleaved (benchmarks/results/edges-h200-kernels.json): on
-// 109,825 edges, where every row opens a few dozen nodes and its leaves
-// come often, the speculative kernel is the fastest; on 6,291,456 edges,
-// where rows open far more nodes, the ops kernel was when the threshold was
-// set. Since the speculative kernel's leaf batches it runs the 6,291,456
-// edges' segments 7% faster than the ops kernel and their half rays as fast;
-// the threshold stands until a run that moves it is measured.
+// EdgeRaySpec rather than EdgeRayOps for half rays. Measured on an H200,
+// 4,194,304 rows, kernels interleaved (benchmarks/results/edges-h200-kernels.json):
+// on 109,825 edges, where every row opens a few dozen nodes and its leaves
+// come often, the speculative kernel is the fastest for both ray kinds; on
+// 6,291,456 edges, where rows open far more nodes, it runs segments 6%
+// faster than the ops kernel (46.3 against 49.2 ms at 4e3b710) and half
+// rays 1% slower (80.2 against 79.1 ms), so segments always take it and
+// half rays only below this size.
 const EdgeRaySpecBelow = 1 << 20
 
 // String names the kernel ("auto", "pruned", "rows", "exact", "phased",
@@ -239,12 +241,13 @@ func (b *EdgeBVH) NearestRay(s *launch.Stream, r Rays, out EdgeRayOut) error {
 	return b.NearestRayWith(s, r, out, EdgeRayAuto)
 }
 
-// RayKernel is the kernel k stands for on this BVH (EdgeRayAuto resolved).
-func (b *EdgeBVH) RayKernel(k EdgeRayKernel) EdgeRayKernel {
+// RayKernel is the kernel k stands for on this BVH (EdgeRayAuto resolved)
+// for rays with a TMax (segments true) or half rays (a nil TMax).
+func (b *EdgeBVH) RayKernel(k EdgeRayKernel, segments bool) EdgeRayKernel {
 	if k != EdgeRayAuto {
 		return k
 	}
-	if b.numEdges < EdgeRaySpecBelow {
+	if segments || b.numEdges < EdgeRaySpecBelow {
 		return EdgeRaySpec
 	}
 	return EdgeRayOps
@@ -256,7 +259,7 @@ func (b *EdgeBVH) NearestRayWith(s *launch.Stream, r Rays, out EdgeRayOut, k Edg
 	if !slices.Contains(EdgeRayKernels, k) {
 		return fmt.Errorf("accel: unknown edge ray kernel %d", int(k))
 	}
-	k = b.RayKernel(k)
+	k = b.RayKernel(k, r.TMax != nil)
 	if err := firstErr(r.check(), out.check(r.N)); err != nil {
 		return err
 	}

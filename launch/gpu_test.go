@@ -398,3 +398,31 @@ func TestKernelWritesPeerMemoryOnceAccessIsEnabled(t *testing.T) {
 	}
 	require.NoError(t, pooled.CloseOn(s1))
 }
+
+// TestResidentBlocksPerSMAsksTheDriverOnce: the first question for a block
+// size and shared size reaches the driver, the same question again makes
+// no driver call and gets the same answer, and a new shared size asks again.
+func TestResidentBlocksPerSMAsksTheDriverOnce(t *testing.T) {
+	ords := gputest.MustHaveDevices(t, 1)
+	d, err := launch.Open(ords[0])
+	require.NoError(t, err)
+	defer d.Close()
+	k, err := d.Kernel("basic", "rayd_fill_f32")
+	require.NoError(t, err)
+	c0, _ := driver.CallCounts()
+	first, err := k.ResidentBlocksPerSM(launch.Threads(256), 0)
+	require.NoError(t, err)
+	require.Positive(t, first)
+	c1, _ := driver.CallCounts()
+	assert.Positive(t, c1-c0, "the first question made no driver call")
+	again, err := k.ResidentBlocksPerSM(launch.Dim3{X: 128, Y: 2}, 0)
+	require.NoError(t, err)
+	c2, _ := driver.CallCounts()
+	assert.Equal(t, first, again)
+	assert.Zero(t, c2-c1, "the same question asked the driver again")
+	withShared, err := k.ResidentBlocksPerSM(launch.Threads(256), 16<<10)
+	require.NoError(t, err)
+	c3, _ := driver.CallCounts()
+	assert.Positive(t, c3-c2, "a new shared size was answered from the cache")
+	assert.LessOrEqual(t, withShared, first)
+}

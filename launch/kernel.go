@@ -20,6 +20,16 @@ type Kernel struct {
 
 	mu   sync.Mutex
 	args *driver.Args
+
+	occMu sync.Mutex
+	occ   map[occupancyKey]int // ResidentBlocksPerSM's answers
+}
+
+// occupancyKey is one ResidentBlocksPerSM question: threads per block and
+// dynamic shared bytes per block.
+type occupancyKey struct {
+	threads uint32
+	shared  uint32
 }
 
 // Null is a null device pointer, accepted by pointer parameters that a kernel
@@ -100,19 +110,34 @@ func (k *Kernel) Params() []ptx.Param { return k.entry.Params }
 // ResidentBlocksPerSM returns how many blocks of block's threads, each
 // with sharedBytes of dynamic shared memory, one multiprocessor of the
 // kernel's device holds at once; a grid of that many blocks per
-// multiprocessor runs in one wave.
+// multiprocessor runs in one wave. The driver is asked once per block size
+// and shared size; later calls answer from the kernel's cache and make no
+// driver call.
 func (k *Kernel) ResidentBlocksPerSM(block Dim3, sharedBytes uint32) (int, error) {
 	if k.d.closed.Load() {
 		return 0, ErrClosed
 	}
 	a := block.arr()
+	key := occupancyKey{threads: a[0] * a[1] * a[2], shared: sharedBytes}
+	k.occMu.Lock()
+	defer k.occMu.Unlock()
+	if n, ok := k.occ[key]; ok {
+		return n, nil
+	}
 	n := 0
 	err := k.d.with(func() error {
 		var e error
-		n, e = k.fn.ResidentBlocksPerSM(int(a[0]*a[1]*a[2]), sharedBytes)
+		n, e = k.fn.ResidentBlocksPerSM(int(key.threads), sharedBytes)
 		return e
 	})
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	if k.occ == nil {
+		k.occ = map[occupancyKey]int{}
+	}
+	k.occ[key] = n
+	return n, nil
 }
 
 // Launch validates args against the parameter layout, packs them and enqueues

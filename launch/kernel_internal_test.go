@@ -109,3 +109,22 @@ func TestBufferChecksWithoutGPU(t *testing.T) {
 	assert.Equal(t, Dim3{X: 3, Y: 1, Z: 1}, Blocks(513, 256))
 	assert.Equal(t, Dim3{X: 1, Y: 1, Z: 1}, Blocks(0, 256))
 }
+
+// TestResidentBlocksPerSMAnswersFromItsCache: a question asked before
+// (threads per block, whatever the block's shape, and shared bytes) is
+// answered from the kernel's cache without the driver; a closed device is
+// refused first.
+func TestResidentBlocksPerSMAnswersFromItsCache(t *testing.T) {
+	d := &Device{ordinal: 0}
+	k := fakeKernel(t, d, "basic", "rayd_fill_f32")
+	k.occ = map[occupancyKey]int{{threads: 128, shared: 0}: 7, {threads: 128, shared: 4096}: 3}
+	n, err := k.ResidentBlocksPerSM(Threads(128), 0)
+	require.NoError(t, err)
+	assert.Equal(t, 7, n)
+	n, err = k.ResidentBlocksPerSM(Dim3{X: 64, Y: 2}, 4096)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "64×2 threads ask what 128 do")
+	d.closed.Store(true)
+	_, err = k.ResidentBlocksPerSM(Threads(128), 0)
+	assert.ErrorIs(t, err, ErrClosed)
+}

@@ -245,7 +245,7 @@ func benchConfig(d *launch.Device, cfg workload.Config, o options) (*configResul
 		q := queryResult{Name: b.name, Ms: summarize(times[i])}
 		if b.d != nil {
 			q.Kernel = b.kernel.String()
-			if r := f.bvh.RayKernel(b.kernel); r != b.kernel {
+			if r := f.bvh.RayKernel(b.kernel, b.tmax != nil); r != b.kernel {
 				q.Kernel += " (" + r.String() + ")" // what auto ran on this BVH
 			}
 		}
