@@ -13,12 +13,13 @@
 // warm-up launches; the report gives the median and minimum over rounds and
 // samples (lanes or rays) per second. A check column compares each case
 // with package rf's float64 CPU reference: integer counters exactly, grids
-// by relative L2. The fixture cases up to -check samples compare the timed
-// launch's own output; the larger fixture cases check the fixture's law on
-// the timed output (every lane commits); the urban and workload cases
-// rerun the timed kernel with the same scene, grid, material and options
-// over lane windows or the first rays (check.launch in the JSON says
-// which), since a float64 CPU reference of the full launch would take
+// by relative L2. The fixture cases up to -check samples (by default every
+// one, 67,108,864 included) compare the timed launch's own output with the
+// reference, run in lane windows on every core; larger fixture cases check
+// the fixture's law on the timed output (every lane commits); the urban and
+// workload cases rerun the timed kernel with the same scene, grid, material
+// and options over lane windows or the first rays (check.launch in the JSON
+// says which), since a float64 CPU reference of the full launch would take
 // hours.
 //
 //	rf -out benchmarks/results/rf-h200.json
@@ -88,7 +89,7 @@ func main() {
 	rounds := flag.Int("rounds", 15, "timed rounds")
 	warmup := flag.Int("warmup", 3, "warm-up launches")
 	samples := flag.String("samples", "8192,1048576,16777216,67108864", "fixture sample counts")
-	checkMax := flag.Int("check", 1<<20, "largest fixture run compared in full with the CPU reference")
+	checkMax := flag.Int("check", 1<<26, "largest fixture run compared in full with the CPU reference (run on every core)")
 	only := flag.String("only", "", "comma-separated case name prefixes (default all)")
 	out := flag.String("out", "", "JSON output path")
 	ncu := flag.String("ncu", "", "Nsight Compute raw page (ncu --import R --csv --page raw) of one launch of the one case run, to set its instruction count against the timing")
