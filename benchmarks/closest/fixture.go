@@ -29,6 +29,7 @@ type fixture struct {
 	q    accel.ClosestPoints
 	out  [2]accel.ClosestOut
 	bufs []interface{ Close() error }
+	clk  benchhead.StreamTimer // timed's events
 }
 
 func alloc[T launch.Elem](f *fixture, n int, err *error) *launch.Buffer[T] {
@@ -68,10 +69,11 @@ func (f *fixture) close() {
 	for _, b := range f.bufs {
 		_ = b.Close()
 	}
+	_ = f.clk.Close()
 }
 
 // timed returns the milliseconds fn's work takes on the stream (CUDA events).
-func (f *fixture) timed(fn func() error) (float64, error) { return benchhead.StreamMS(f.d, f.s, fn) }
+func (f *fixture) timed(fn func() error) (float64, error) { return f.clk.MS(f.s, fn) }
 
 func (f *fixture) poison(k int) error {
 	o := f.out[k]

@@ -21,6 +21,7 @@ type fixture struct {
 	n    int
 	out  [2]accel.EdgeRayOut
 	bufs []interface{ Close() error }
+	clk  benchhead.StreamTimer // timed's events
 	// peers split the brute-force check (-brute-devices): fixtures on
 	// further devices with their own BVH and copies of the batches.
 	peers []*peer
@@ -38,6 +39,7 @@ func (f *fixture) close() {
 	for _, b := range f.bufs {
 		_ = b.Close()
 	}
+	_ = f.clk.Close()
 }
 
 func (f *fixture) upload(b *batch) error {
@@ -133,7 +135,7 @@ func (f *fixture) launchRange(b *batch, lo, hi, k int, brute bool) error {
 }
 
 // timed launches fn between two events and returns the milliseconds.
-func (f *fixture) timed(fn func() error) (float64, error) { return benchhead.StreamMS(f.d, f.s, fn) }
+func (f *fixture) timed(fn func() error) (float64, error) { return f.clk.MS(f.s, fn) }
 
 // time runs warm-up and timed rounds, every batch once per round.
 func (f *fixture) time(bs []*batch, warmup, rounds int) ([][]float64, error) {

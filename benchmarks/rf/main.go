@@ -130,6 +130,7 @@ func run(ordinal, rounds, warmup int, counts []int, checkMax int, only, out, ncu
 	fmt.Printf("# %d warm-up + %d timed launches per case; median (min) ms via CUDA events\n", warmup, rounds)
 	fmt.Printf("%-34s %12s %10s %10s %14s %9s  %s\n", "case", "lanes", "median ms", "min ms", "samples/s", "ns/lane", "check")
 	b := &bench{s: s, rounds: rounds, warmup: warmup, checkMax: checkMax, only: only}
+	defer b.clk.Close()
 	cases, err := b.all(counts)
 	if err != nil {
 		return err
@@ -178,6 +179,7 @@ type bench struct {
 	checkMax       int
 	only           string
 	results        []caseResult
+	clk            benchhead.StreamTimer // timeEach's events
 }
 
 func (b *bench) wanted(name string) bool {
@@ -215,7 +217,7 @@ func (b *bench) time(launchFn func() error) (timing, error) {
 // rounds of every variant, then every round times each variant once, in
 // order, between two events on the bench's stream.
 func (b *bench) timeEach(fns ...func() error) ([]timing, error) {
-	timeOne := func(fn func() error) (float64, error) { return benchhead.StreamMS(b.s.Device(), b.s, fn) }
+	timeOne := func(fn func() error) (float64, error) { return b.clk.MS(b.s, fn) }
 	ms, err := benchhead.Interleave(b.warmup, b.rounds, b.s.Synchronize, timeOne, fns...)
 	if err != nil {
 		return nil, err

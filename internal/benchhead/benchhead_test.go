@@ -55,3 +55,11 @@ func TestInterleaveOrdersWarmUpsAndRounds(t *testing.T) {
 	_, err = benchhead.Interleave(0, 1, sync, timeOne, func() error { return boom })
 	assert.ErrorIs(t, err, boom)
 }
+
+// TestStreamTimerClosesWithoutEvents: a timer that never timed anything
+// holds no event, and closing it (twice) is not an error.
+func TestStreamTimerClosesWithoutEvents(t *testing.T) {
+	var clk benchhead.StreamTimer
+	assert.NoError(t, clk.Close())
+	assert.NoError(t, clk.Close())
+}
