@@ -23,7 +23,7 @@ COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
 	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-light-sweep bench-crossings bench-instances bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf profile-rf \
-	bench-multi bench-sweep gpu-harden clean
+	bench-multi bench-sweep gpu-harden clean edgebench-base bench-edges-point-ab edges-point-ab-summary profile-edges-point
 
 all: build test
 
@@ -237,6 +237,53 @@ bench-edges-full-rays:
 	$(BIN)/edgebench -config compute -kinds segment,half_ray -rounds 3 -warmup 1 -brute-rows 4194304 -brute-devices $(BRUTE_DEVICES) \
 		-out $(RESULTS_DIR)/edges-h200-compute-rays-full.json > $(BIN)/rays-full.txt; st=$$?; cat $(BIN)/rays-full.txt; \
 		[ $$st -ne 0 ] || mv $(BIN)/rays-full.txt $(RESULTS_DIR)/edges-h200-compute-rays-full.txt; exit $$st
+
+## edgebench-base: $(BIN)/edgebench-base, the edge benchmark as it stood at
+## POINT_BASE (02e375d: the commit whose point-query figures the nearest-edge
+## issue quotes as its "no slower than today" bar), built from `git archive`
+## of that commit (so with no local change) and stamped with its full hash.
+## Needs Go and git, no GPU; carry it with the other binaries.
+POINT_BASE ?= 02e375d
+edgebench-base:
+	@rm -rf $(BIN)/base-src && mkdir -p $(BIN)/base-src
+	git archive $(POINT_BASE) | tar -x -C $(BIN)/base-src
+	sha=$$(git rev-parse $(POINT_BASE)) && cd $(BIN)/base-src && CGO_ENABLED=0 $(GO) build \
+		-ldflags "-s -w -X main.commit=$$sha -X github.com/rayd-go/rayd/internal/buildinfo.commit=$$sha -X github.com/rayd-go/rayd/internal/buildinfo.dirty=false" \
+		-o ../edgebench-base ./benchmarks/edges
+	@rm -rf $(BIN)/base-src
+
+## bench-edges-point-ab: the point queries (light and compute, POINT_AB_ROUNDS
+## rounds each) of $(BIN)/edgebench (this build) and $(BIN)/edgebench-base
+## (make edgebench-base) in alternating processes on one GPU, POINT_AB_RUNS
+## pairs, the order swapped every pair (base first in odd pairs), each run
+## checked as bench-edges checks -> $(POINT_AB_DIR)/{base,head}-<i>.json and
+## .txt; then edges-point-ab-summary (no GPU) sets them side by side.
+POINT_AB_RUNS   ?= 4
+POINT_AB_ROUNDS ?= 15
+POINT_AB_DIR    ?= $(RESULTS_DIR)/experiments/edge-point-base
+bench-edges-point-ab:
+	@mkdir -p $(POINT_AB_DIR)
+	@for i in $$(seq 1 $(POINT_AB_RUNS)); do \
+		if [ $$((i % 2)) -eq 1 ]; then order="base head"; else order="head base"; fi; \
+		for v in $$order; do bin=$(BIN)/edgebench; [ $$v = base ] && bin=$(BIN)/edgebench-base; \
+			echo "== pair $$i: $$v ($$bin)"; \
+			$$bin -kinds point -rounds $(POINT_AB_ROUNDS) -out $(POINT_AB_DIR)/$$v-$$i.json > $(POINT_AB_DIR)/$$v-$$i.txt || exit 1; \
+			grep -E "^point" $(POINT_AB_DIR)/$$v-$$i.txt; done; done
+
+## edges-point-ab-summary: internal/tools/edgeab over bench-edges-point-ab's
+## records (base as a, head as b) -> $(POINT_AB_DIR)/summary.json and .txt.
+edges-point-ab-summary:
+	$(GO) run ./internal/tools/edgeab -a '$(POINT_AB_DIR)/base-*.json' -b '$(POINT_AB_DIR)/head-*.json' \
+		-out $(POINT_AB_DIR)/summary.json | tee $(POINT_AB_DIR)/summary.txt
+
+## profile-edges-point: Nsight Compute (full set, clocks left as the driver
+## set them) on the compute cloud's first point-query launch; its raw page
+## -> $(POINT_AB_DIR)/point-profile-compute.csv. Needs ncu.
+profile-edges-point:
+	@mkdir -p $(POINT_AB_DIR)
+	$(NCU) --clock-control none --set full -k regex:'^rayd_edge_nearest_point$$' -c 1 -f -o $(BIN)/edge-point-profile \
+		$(BIN)/edgebench -config compute -kinds point -rounds 1 -warmup 0
+	$(NCU) -i $(BIN)/edge-point-profile.ncu-rep --csv --page raw > $(POINT_AB_DIR)/point-profile-compute.csv
 
 ## bench-closest: closest point on the compute mesh (2,097,152 triangles),
 ## 4,194,304 points uniform in its box, checked against the CPU reference
