@@ -274,7 +274,7 @@ bench-edges-point-ab:
 ## records (base as a, head as b) -> $(POINT_AB_DIR)/summary.json and .txt.
 edges-point-ab-summary:
 	$(GO) run ./internal/tools/edgeab -a '$(POINT_AB_DIR)/base-*.json' -b '$(POINT_AB_DIR)/head-*.json' \
-		-out $(POINT_AB_DIR)/summary.json | tee $(POINT_AB_DIR)/summary.txt
+		-out $(POINT_AB_DIR)/summary.json > $(POINT_AB_DIR)/summary.txt && cat $(POINT_AB_DIR)/summary.txt
 
 ## profile-edges-point: Nsight Compute (full set, clocks left as the driver
 ## set them) on the compute cloud's first point-query launch; its raw page

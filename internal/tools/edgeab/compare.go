@@ -9,11 +9,14 @@ import (
 	"github.com/rayd-go/rayd/internal/benchhead"
 )
 
-// summary is edgeab's output.
+// summary is edgeab's output. Commit and Dirty repeat side b's (the build
+// set against the baseline a), so that the summary is cited by that build.
 type summary struct {
-	A    sideInfo `json:"a"`
-	B    sideInfo `json:"b"`
-	Rows []row    `json:"queries"`
+	Commit string   `json:"commit"`
+	Dirty  *bool    `json:"dirty"`
+	A      sideInfo `json:"a"`
+	B      sideInfo `json:"b"`
+	Rows   []row    `json:"queries"`
 }
 
 // sideInfo identifies one side's build and runs.
@@ -70,6 +73,7 @@ func compare(a, b *side) (*summary, error) {
 		return nil, fmt.Errorf("side a ran %d rows per query, side b %d", a.first().Queries, b.first().Queries)
 	}
 	s := &summary{A: info(a), B: info(b)}
+	s.Commit, s.Dirty = s.B.Commit, s.B.Dirty
 	for _, c := range a.first().Configs {
 		for _, q := range c.Queries {
 			ra, rb := a.runs(c.Name, q.Name), b.runs(c.Name, q.Name)

@@ -4,7 +4,7 @@
 // and query that both sides measured it gives each side's per-run medians,
 // the median of those, the pooled median and minimum of every timed round,
 // the rows checked and the mismatches, and the ratio of side b's pooled
-// median to side a's.
+// median to side a's; the summary's own commit is side b's.
 //
 //	edgeab -a 'dir/base-*.json' -b 'dir/head-*.json' [-out summary.json]
 //

@@ -52,6 +52,7 @@ func TestCompareTwoSides(t *testing.T) {
 	b, err := os.ReadFile(sum)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &s))
+	assert.Equal(t, "bbb", s.Commit, "the summary is cited by side b's build")
 	require.Len(t, s.Rows, 2)
 	c := s.Rows[1]
 	assert.Equal(t, "compute", c.Config)
