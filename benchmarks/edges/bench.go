@@ -70,6 +70,7 @@ func configs(only string) []workload.Config {
 type batch struct {
 	name    string // base, or base_kernel for a kernel other than pruned
 	base    string // point, segment, half_ray
+	rows    string // the rows' name: base, or base@order for rows sorted by -orders (kernel variants keep it)
 	kernel  accel.EdgeRayKernel
 	p, d    []float32 // points / origins, directions (nil for points)
 	tmax    []float32 // nil: half rays
@@ -108,8 +109,9 @@ func queries(t *geom.Tables, n int, seed uint64) []*batch {
 	for i := range seg {
 		seg[i] = float32(r.Float64() * diag / 4)
 	}
-	return []*batch{{name: "point", base: "point", p: box()}, {name: "segment", base: "segment", p: box(), d: dirs(), tmax: seg},
-		{name: "half_ray", base: "half_ray", p: box(), d: dirs()}}
+	return []*batch{{name: "point", base: "point", rows: "point", p: box()},
+		{name: "segment", base: "segment", rows: "segment", p: box(), d: dirs(), tmax: seg},
+		{name: "half_ray", base: "half_ray", rows: "half_ray", p: box(), d: dirs()}}
 }
 
 // kernelNames lists the ray kernels' names, comma-separated.

@@ -15,17 +15,18 @@ import (
 // name; points once; an unknown kernel is refused.
 func TestVariantsNameEveryKernelOfEveryRayBatch(t *testing.T) {
 	bs := []*batch{{name: "point", base: "point", p: []float32{1, 2, 3}},
-		{name: "segment", base: "segment", p: []float32{0, 0, 0}, d: []float32{1, 0, 0}, tmax: []float32{1}}}
+		{name: "segment@xyz", base: "segment", rows: "segment@xyz", p: []float32{0, 0, 0}, d: []float32{1, 0, 0}, tmax: []float32{1}}}
 	vs, err := variants(bs, "auto,exact,rows,pruned")
 	require.NoError(t, err)
 	var names []string
 	for _, v := range vs {
 		names = append(names, v.name)
 	}
-	assert.Equal(t, []string{"point", "segment", "segment_exact", "segment_rows", "segment_pruned"}, names)
+	assert.Equal(t, []string{"point", "segment@xyz", "segment@xyz_exact", "segment@xyz_rows", "segment@xyz_pruned"}, names)
 	assert.Equal(t, accel.EdgeRayAuto, vs[1].kernel)
 	assert.Equal(t, accel.EdgeRayExact, vs[2].kernel)
 	assert.Equal(t, "segment", vs[2].base)
+	assert.Equal(t, "segment@xyz", vs[2].rows, "a variant keeps its rows' name (the brute-force peers' key)")
 	assert.Equal(t, &bs[1].p[0], &vs[3].p[0], "variants share the batch's rows")
 	_, err = variants(bs, "pruned,fast")
 	assert.ErrorContains(t, err, "fast")

@@ -10,12 +10,16 @@ import (
 	"github.com/rayd-go/rayd/accel"
 )
 
-// Row orders for -orders: each ray batch is also timed with its rows sorted
-// on the host by one of these 32-bit keys (a probe of how much coherent
-// warps would gain; the queries themselves never reorder). Each key
-// quantizes the origin in the origins' bounding box and the direction by its
-// octahedral map (u, v ∈ [−1, 1]).
+// Row orders for -orders: each ray batch (and, for xyz, each point batch)
+// is also timed with its rows sorted on the host by one of these 32-bit
+// keys (a probe of how much coherent warps would gain; the queries
+// themselves never reorder). Each key quantizes the origin (the point) in
+// the origins' bounding box and the direction by its octahedral map
+// (u, v ∈ [−1, 1]).
 var rowOrders = map[string]func(o, d []float32) []uint32{
+	// xyz: the origin's (the point's) 30-bit Morton code, 10 bits per axis;
+	// the direction is ignored, so it orders point batches too.
+	"xyz": func(o, _ []float32) []uint32 { return mortonKeys(o, nil, 10, 0, "xyz") },
 	// octant: accel.ReorderKeys, the intersect's reordering key (direction
 	// octant, then the origin's 30-bit Morton code).
 	"octant": accel.ReorderKeys,
@@ -38,10 +42,10 @@ func withOrders(bs []*batch, orders string) ([]*batch, error) {
 	for _, name := range strings.Split(orders, ",") {
 		key, ok := rowOrders[name]
 		if !ok {
-			return nil, fmt.Errorf("unknown row order %q in -orders (octant, m5, dir, org)", name)
+			return nil, fmt.Errorf("unknown row order %q in -orders (octant, m5, dir, org, xyz)", name)
 		}
 		for _, b := range bs {
-			if b.d == nil {
+			if b.d == nil && name != "xyz" {
 				continue
 			}
 			keys := key(b.p, b.d)
@@ -50,7 +54,10 @@ func withOrders(bs []*batch, orders string) ([]*batch, error) {
 				idx[i] = int32(i)
 			}
 			slices.SortStableFunc(idx, func(x, y int32) int { return cmp.Compare(keys[x], keys[y]) })
-			v := &batch{name: b.name + "@" + name, base: b.base, p: gatherRows(b.p, idx, 3), d: gatherRows(b.d, idx, 3)}
+			v := &batch{name: b.name + "@" + name, base: b.base, rows: b.name + "@" + name, p: gatherRows(b.p, idx, 3)}
+			if b.d != nil {
+				v.d = gatherRows(b.d, idx, 3)
+			}
 			if b.tmax != nil {
 				v.tmax = gatherRows(b.tmax, idx, 1)
 			}
@@ -71,7 +78,8 @@ func gatherRows(src []float32, idx []int32, w int) []float32 {
 
 // mortonKeys quantizes each origin axis to ob bits and u, v to db bits and
 // combines them: mode m5 interleaves all five (db = ob), dir puts u, v's
-// Morton code above the origin's, org the origin's above u, v's.
+// Morton code above the origin's, org the origin's above u, v's, xyz keeps
+// the origin's alone (d may then be nil).
 func mortonKeys(o, d []float32, ob, db int, mode string) []uint32 {
 	lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
 	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
@@ -94,6 +102,10 @@ func mortonKeys(o, d []float32, ob, db int, mode string) []uint32 {
 		var c [5]uint32
 		for k := range 3 {
 			c[k] = cell(float64(o[3*i+k]), lo[k], hi[k], ob)
+		}
+		if mode == "xyz" {
+			keys[i] = interleave(c[:3], ob)
+			continue
 		}
 		x, y, z := float64(d[3*i]), float64(d[3*i+1]), float64(d[3*i+2])
 		s := math.Abs(x) + math.Abs(y) + math.Abs(z)

@@ -28,6 +28,9 @@ func TestMortonKeysQuantize(t *testing.T) {
 	assert.Equal(t, interleave([]uint32{63, 32}, 6), k[0]&(1<<12-1))
 	assert.Equal(t, interleave([]uint32{63, 63}, 6), k[1]&(1<<12-1))
 	assert.Equal(t, interleave([]uint32{32, 63}, 6), k[2]&(1<<12-1))
+	// xyz: the origin's 30-bit code alone, with or without directions.
+	assert.Equal(t, []uint32{0, 1<<30 - 1, interleave([]uint32{512, 0, 0}, 10)}, mortonKeys(o, nil, 10, 0, "xyz"))
+	assert.Equal(t, mortonKeys(o, nil, 10, 0, "xyz"), mortonKeys(o, d, 10, 0, "xyz"))
 	for _, mode := range []string{"m5", "dir"} {
 		ob, db := 6, 6
 		if mode == "dir" {
@@ -48,11 +51,24 @@ func TestWithOrders(t *testing.T) {
 	s := out[2]
 	assert.Equal(t, "segment@org", s.name)
 	assert.Equal(t, "segment", s.base)
+	assert.Equal(t, "segment@org", s.rows)
 	// The row at the origin sorts first; each row keeps its direction and
 	// range.
 	assert.Equal(t, []float32{0, 0, 0, 1, 1, 1}, s.p)
 	assert.Equal(t, []float32{3, 2}, s.tmax)
 	assert.Equal(t, []float32{1, 1, 1}, b.p[:3], "the drawn batch is unchanged")
+
+	// xyz orders the point batch too (by the point's Morton code alone).
+	pts := &batch{name: "point", base: "point", p: []float32{1, 1, 1, 0, 0, 0, 0.5, 0, 0}}
+	out, err = withOrders([]*batch{pts, b}, "xyz")
+	require.NoError(t, err)
+	require.Len(t, out, 4)
+	assert.Equal(t, "point@xyz", out[2].name)
+	assert.Equal(t, "point", out[2].base)
+	assert.Nil(t, out[2].d, "a point batch stays a point batch")
+	assert.Equal(t, []float32{0, 0, 0, 0.5, 0, 0, 1, 1, 1}, out[2].p)
+	assert.Equal(t, "segment@xyz", out[3].name)
+	assert.Equal(t, []float32{0, 0, 1, 0, 0, 1}, out[3].d)
 
 	same, err := withOrders([]*batch{b}, "")
 	require.NoError(t, err)

@@ -12,7 +12,8 @@ import (
 // peer is a fixture on another device that takes a share of the
 // brute-force check: its own edge BVH over the same edges (its own record
 // order; the brute force's answer does not depend on it) and its own copies
-// of the batches, by query (batch.base).
+// of the batches, by their rows (batch.rows: a query's rows as drawn or as
+// sorted by -orders).
 type peer struct {
 	f       *fixture
 	batches map[string]*batch
@@ -36,11 +37,11 @@ func newPeer(ordinal int, es *edge.Scene, bs []*batch, n int) (_ *peer, err erro
 		return nil, err
 	}
 	for _, b := range bs {
-		c := &batch{name: b.base, base: b.base, p: b.p, d: b.d, tmax: b.tmax}
+		c := &batch{name: b.rows, base: b.base, rows: b.rows, p: b.p, d: b.d, tmax: b.tmax}
 		if err := p.f.upload(c); err != nil {
 			return nil, err
 		}
-		p.batches[b.base] = c
+		p.batches[b.rows] = c
 	}
 	return p, p.f.allocOut()
 }
@@ -68,7 +69,7 @@ func (f *fixture) bruteOnAll(b *batch, m int, ray bool) (*edge.RayResult, float6
 	}
 	shares := []share{{f: f, b: b}}
 	for _, p := range f.peers {
-		shares = append(shares, share{f: p.f, b: p.batches[b.base]})
+		shares = append(shares, share{f: p.f, b: p.batches[b.rows]})
 	}
 	for j := range shares {
 		shares[j].lo, shares[j].hi = j*m/parts, (j+1)*m/parts
