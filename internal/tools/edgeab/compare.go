@@ -155,5 +155,3 @@ func ms(v []float64) string {
 	}
 	return strings.Join(parts, " ")
 }
-
-func writeJSON(path string, s *summary) error { return benchhead.WriteJSON(path, s) }

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/rayd-go/rayd/internal/benchhead"
 )
 
 func main() {
@@ -49,7 +51,7 @@ func run(w io.Writer, globA, globB, out string) error {
 	}
 	s.print(w)
 	if out != "" {
-		return writeJSON(out, s)
+		return benchhead.WriteJSON(out, s)
 	}
 	return nil
 }

@@ -19,7 +19,6 @@ type record struct {
 	Driver  json.RawMessage `json:"driver_version"`
 	Device  device          `json:"device"`
 	Queries int             `json:"queries"`
-	Rounds  int             `json:"rounds"`
 	Configs []struct {
 		Name    string     `json:"name"`
 		Edges   int        `json:"edges"`
