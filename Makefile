@@ -22,7 +22,7 @@ LAUNCH_RUNS  ?= 5
 COLDSTART_RUNS ?= 5
 
 .PHONY: all build test lint check ptx ptx-check gpu-bins gpu-pack gpu-accept gpu-accept-run gpu-accept-jit-run gpu-census gpu-evidence-run gpu-replicated \
-	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-light-sweep bench-crossings bench-instances bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf profile-rf \
+	evidence-status bench-coldstart bench-launch bench-overhead bench-geometry bench-light-sweep bench-crossings bench-instances bench-tlas-build bench-edges bench-edges-kernels bench-edges-full-point bench-edges-full-rays bench-closest bench-rf profile-rf \
 	bench-multi bench-sweep gpu-harden clean edgebench-base bench-edges-point-ab edges-point-ab-summary profile-edges-point \
 	bench-edges-light-rays-ab edges-light-rays-ab-summary
 
@@ -80,13 +80,14 @@ gpu-bins:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/allreduce ./benchmarks/dist/allreduce
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/rayd ./cmd/rayd
 	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/ptxdigest ./cmd/ptxdigest
+	CGO_ENABLED=0 $(GO) build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/benchrecord ./internal/tools/benchrecord
 	@echo "gpu-bins: stamped $(COMMIT) dirty=$(DIRTY)"
 
 ## gpu-pack: what gpu-evidence-run needs (the test binaries, gpuaccept and
 ## the benchmarks), in one archive to carry to a GPU machine that has no
 ## Go; gpu-evidence-run unpacks it into $(BIN) there.
 GPU_PACK      ?= $(BIN)/gpu-pack.tar.gz
-GPU_PACK_BINS := gpuaccept launchbench coldstart geometry crossings instancebench rfbench edgebench closestbench replicated overhead rayd
+GPU_PACK_BINS := gpuaccept launchbench coldstart geometry crossings instancebench rfbench edgebench closestbench replicated overhead rayd benchrecord
 gpu-pack: gpu-bins
 	tar czf $(GPU_PACK).tmp -C $(BIN) $(GPU_PACK_BINS) $$(cd $(BIN) && ls *.test) && mv $(GPU_PACK).tmp $(GPU_PACK)
 	@ls -l $(GPU_PACK)
@@ -119,10 +120,10 @@ gpu-census:
 ## when one fails; the target fails when any did. EVIDENCE_TAR=path packs the
 ## files written (and the logs) into one tar.gz, to unpack at the repository
 ## root.
-EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-closest bench-instances bench-edges bench-edges-kernels bench-rf profile-rf bench-launch bench-coldstart
+EVIDENCE_STEPS ?= gpu-accept-run gpu-accept-jit-run gpu-replicated bench-overhead bench-geometry bench-crossings bench-closest bench-instances bench-tlas-build bench-edges bench-edges-kernels bench-rf profile-rf bench-launch bench-coldstart
 EVIDENCE_FILES  = $(EVIDENCE_DIR)/gpu-accept.json $(EVIDENCE_DIR)/gpu-accept-jit.json $(EVIDENCE_DIR)/replicated-1gpu.json \
 	$(RESULTS_DIR)/overhead-1gpu.json $(RESULTS_DIR)/coldstart-h200.json $(RESULTS_DIR)/geometry-h200.json $(RESULTS_DIR)/crossings-h200.json $(RESULTS_DIR)/closest-h200.json $(RESULTS_DIR)/closest-h200.txt \
-	$(RESULTS_DIR)/instances-h200.json $(RESULTS_DIR)/geometry-light-sweep-h200.json $(RESULTS_DIR)/edges-h200.json \
+	$(RESULTS_DIR)/instances-h200.json $(RESULTS_DIR)/tlas-build-h200.json $(RESULTS_DIR)/tlas-build-h200.txt $(RESULTS_DIR)/geometry-light-sweep-h200.json $(RESULTS_DIR)/edges-h200.json \
 	$(RESULTS_DIR)/edges-h200.txt $(RESULTS_DIR)/edges-h200-kernels.json $(RESULTS_DIR)/edges-h200-kernels.txt \
 	$(RESULTS_DIR)/rf-h200.json $(RESULTS_DIR)/rf-h200-profile.json $(RESULTS_DIR)/rf-h200-profile.csv $(RESULTS_DIR)/launch-h200-run*.json \
 	$(RESULTS_DIR)/edges-h200-compute-point-full.json $(RESULTS_DIR)/edges-h200-compute-point-full.txt \
@@ -209,6 +210,18 @@ bench-crossings:
 ## CPU reference -> $(RESULTS_DIR)/instances-h200.json.
 bench-instances:
 	$(BIN)/instancebench -out $(RESULTS_DIR)/instances-h200.json
+
+## bench-tlas-build: the top-level build benchmarks of the accel test
+## binary over the instanced benchmark's 1,024 instances (host builds,
+## reused and in parallel; instance updates staged on the host and on the
+## device; the device build rayd_tlas_build, launch and wait), nothing
+## skipped -> $(RESULTS_DIR)/tlas-build-h200.json (stamped by
+## internal/tools/benchrecord) and the printed run in tlas-build-h200.txt.
+TLAS_BENCH := -test.run xxx -test.bench 'TLASBuilderReused|InstanceUpdateHost|GPUTLASBuild' -test.benchtime 500x
+bench-tlas-build:
+	RAYD_REQUIRE_GPU=1 $(BIN)/accel.test $(TLAS_BENCH) > $(BIN)/tlas-build.txt; st=$$?; cat $(BIN)/tlas-build.txt; [ $$st -eq 0 ] || exit $$st; \
+	$(BIN)/benchrecord -command "accel.test $(TLAS_BENCH)" -note "1,024 instances of the instanced benchmark; host figures from the same machine's CPU; BenchmarkGPUTLASBuild times rayd_tlas_build's launch and wait" \
+		-out $(RESULTS_DIR)/tlas-build-h200.json < $(BIN)/tlas-build.txt && mv $(BIN)/tlas-build.txt $(RESULTS_DIR)/tlas-build-h200.txt
 
 ## bench-edges: nearest-edge queries (4,194,304 points, segments, half rays;
 ## light and compute edges; build time) -> $(RESULTS_DIR)/edges-h200.json
