@@ -18,7 +18,8 @@
 // walk), each checked like the default one.
 //
 // -orders also times each ray batch with its rows sorted on the host by a
-// key of the origin and direction (order.go), and with xyz each point batch
+// key of the origin and direction, or of the query's part inside the
+// origins' box (mid, mid5, ends; order.go), and with xyz each point batch
 // by the point's Morton code, a probe of what coherent warps would gain; the
 // queries themselves never sort (the measurements are in
 // benchmarks/results/experiments/edge-sort/ and edge-point-sort/).
@@ -86,7 +87,7 @@ func main() {
 	flag.StringVar(&o.only, "config", "", "light or compute (default both)")
 	flag.StringVar(&o.kinds, "kinds", "point,segment,half_ray", "queries to run (comma-separated)")
 	flag.StringVar(&o.kernels, "kernels", "auto", "ray kernels to time, interleaved (comma-separated: "+kernelNames()+"); auto is what NearestRay runs, rows by another kernel are named segment_pruned, segment_exact, ...")
-	flag.StringVar(&o.orders, "orders", "", "also time each ray batch with its rows sorted on the host by these keys (comma-separated: octant, m5, dir, org, xyz; xyz sorts point batches too), named segment@m5, point@xyz, ...")
+	flag.StringVar(&o.orders, "orders", "", "also time each ray batch with its rows sorted on the host by these keys (comma-separated: octant, m5, dir, org, mid, mid5, ends, xyz; xyz sorts point batches too), named segment@m5, point@xyz, ...")
 	flag.StringVar(&o.out, "out", "", "JSON output path")
 	flag.IntVar(&o.mirror, "mirror", 0, "no GPU: walk this many rows of each ray batch with the host mirrors of both ray kernels and report the work per row")
 	flag.Parse()

@@ -31,6 +31,70 @@ var rowOrders = map[string]func(o, d []float32) []uint32{
 	"org": func(o, d []float32) []uint32 { return mortonKeys(o, d, 6, 6, "org") },
 }
 
+// clippedOrders are keys of the part of each query inside the origins'
+// bounding box (segments: [0, T]; half rays: [0, +Inf) clipped), its points
+// quantized in that box: mid, the 30-bit Morton code of its midpoint; mid5,
+// 6 bits per axis of the midpoint and of u, v; ends, a 6-D Morton code of
+// its entry and exit points, 5 bits per axis each.
+var clippedOrders = map[string]bool{"mid": true, "mid5": true, "ends": true}
+
+// clippedKeys computes a clippedOrders key (tmax nil: half rays).
+func clippedKeys(o, d, tmax []float32, mode string) []uint32 {
+	lo, hi := bounds(o)
+	n := len(o) / 3
+	mid := make([]float32, 3*n)
+	in := make([]float32, 3*n)
+	out := make([]float32, 3*n)
+	for i := range n {
+		t0, t1 := 0.0, math.Inf(1)
+		if tmax != nil {
+			t1 = float64(tmax[i])
+		}
+		for k := range 3 {
+			ok, dk := float64(o[3*i+k]), float64(d[3*i+k])
+			if dk == 0 {
+				continue
+			}
+			a, b := (lo[k]-ok)/dk, (hi[k]-ok)/dk
+			t0, t1 = max(t0, min(a, b)), min(t1, max(a, b))
+		}
+		if !(t1 >= t0) || math.IsInf(t1, 1) {
+			t1 = t0
+		}
+		for k := range 3 {
+			ok, dk := float64(o[3*i+k]), float64(d[3*i+k])
+			in[3*i+k], out[3*i+k] = float32(ok+t0*dk), float32(ok+t1*dk)
+			mid[3*i+k] = float32(ok + 0.5*(t0+t1)*dk)
+		}
+	}
+	switch mode {
+	case "mid":
+		return mortonKeysIn(mid, nil, lo, hi, 10, 0, "xyz")
+	case "mid5":
+		return mortonKeysIn(mid, d, lo, hi, 6, 6, "m5")
+	}
+	a, b := mortonKeysIn(in, nil, lo, hi, 10, 0, "xyz"), mortonKeysIn(out, nil, lo, hi, 10, 0, "xyz")
+	keys := make([]uint32, n)
+	for i := range keys {
+		var c [6]uint32
+		for k := range 3 {
+			c[k] = deinterleave(a[i], k, 10) >> 5
+			c[3+k] = deinterleave(b[i], k, 10) >> 5
+		}
+		keys[i] = interleave(c[:], 5)
+	}
+	return keys
+}
+
+// deinterleave is axis k's bits bits of a 3-D Morton code (axis 0 highest).
+func deinterleave(key uint32, k, bits int) uint32 {
+	var c uint32
+	for b := bits - 1; b >= 0; b-- {
+		c = c<<1 | (key>>(3*b+2-k))&1
+	}
+	return c
+}
+
 // withOrders returns bs followed, for each ray batch and each order named in
 // orders (comma-separated; empty: none), by a copy of the batch with its
 // rows sorted by that order's key (stable), named base@order.
@@ -41,14 +105,20 @@ func withOrders(bs []*batch, orders string) ([]*batch, error) {
 	out := slices.Clone(bs)
 	for _, name := range strings.Split(orders, ",") {
 		key, ok := rowOrders[name]
-		if !ok {
-			return nil, fmt.Errorf("unknown row order %q in -orders (octant, m5, dir, org, xyz)", name)
+		clipped := clippedOrders[name]
+		if !ok && !clipped {
+			return nil, fmt.Errorf("unknown row order %q in -orders (octant, m5, dir, org, mid, mid5, ends, xyz)", name)
 		}
 		for _, b := range bs {
 			if b.d == nil && name != "xyz" {
 				continue
 			}
-			keys := key(b.p, b.d)
+			var keys []uint32
+			if clipped {
+				keys = clippedKeys(b.p, b.d, b.tmax, name)
+			} else {
+				keys = key(b.p, b.d)
+			}
 			idx := make([]int32, len(keys))
 			for i := range idx {
 				idx[i] = int32(i)
@@ -81,11 +151,22 @@ func gatherRows(src []float32, idx []int32, w int) []float32 {
 // Morton code above the origin's, org the origin's above u, v's, xyz keeps
 // the origin's alone (d may then be nil).
 func mortonKeys(o, d []float32, ob, db int, mode string) []uint32 {
-	lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
-	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	lo, hi := bounds(o)
+	return mortonKeysIn(o, d, lo, hi, ob, db, mode)
+}
+
+// bounds is the bounding box of the points o (x, y, z a row).
+func bounds(o []float32) (lo, hi [3]float64) {
+	lo = [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+	hi = [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
 	for i, v := range o {
 		lo[i%3], hi[i%3] = min(lo[i%3], float64(v)), max(hi[i%3], float64(v))
 	}
+	return lo, hi
+}
+
+// mortonKeysIn is mortonKeys with the origins quantized in the box [lo, hi].
+func mortonKeysIn(o, d []float32, lo, hi [3]float64, ob, db int, mode string) []uint32 {
 	cell := func(v, lo, hi float64, bits int) uint32 {
 		n := float64(uint32(1) << bits)
 		if !(hi > lo) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,4 +76,41 @@ func TestWithOrders(t *testing.T) {
 	assert.Equal(t, []*batch{b}, same)
 	_, err = withOrders([]*batch{b}, "hilbert")
 	assert.ErrorContains(t, err, `unknown row order "hilbert"`)
+}
+
+func TestDeinterleaveInvertsInterleave(t *testing.T) {
+	cs := []uint32{5, 900, 1023}
+	key := interleave(cs, 10)
+	for k, c := range cs {
+		assert.Equal(t, c, deinterleave(key, k, 10), "axis %d", k)
+	}
+}
+
+func TestClippedKeys(t *testing.T) {
+	// The origins' box is [0, 1]³. Row 0: a half ray from (0, 0, 0) along
+	// +x, clipped to [0, 1] on its line, midpoint (0.5, 0, 0). Row 1: a
+	// segment of length 0.5 from (1, 1, 1) along −z, midpoint (1, 1, 0.75).
+	// Row 2: a half ray leaving the box at once (its part inside is its
+	// origin).
+	o := []float32{0, 0, 0, 1, 1, 1, 1, 0, 0}
+	d := []float32{1, 0, 0, 0, 0, -1, 1, 0, 0}
+	inf := float32(math.Inf(1))
+	k := clippedKeys(o, d, []float32{inf, 0.5, inf}, "mid")
+	assert.Equal(t, interleave([]uint32{512, 0, 0}, 10), k[0])
+	assert.Equal(t, interleave([]uint32{1023, 1023, 768}, 10), k[1])
+	assert.Equal(t, interleave([]uint32{1023, 0, 0}, 10), k[2])
+	// ends: the entry and exit points' top 5 bits per axis, interleaved.
+	e := clippedKeys(o, d, []float32{inf, 0.5, inf}, "ends")
+	assert.Equal(t, interleave([]uint32{0, 0, 0, 31, 0, 0}, 5), e[0])
+	assert.Equal(t, interleave([]uint32{31, 31, 31, 31, 31, 16}, 5), e[1])
+	// mid5 keeps the direction's bits below every origin bit group.
+	m := clippedKeys(o, d, []float32{inf, 0.5, inf}, "mid5")
+	lo, hi := bounds(o)
+	assert.Equal(t, mortonKeysIn([]float32{0.5, 0, 0, 1, 1, 0.75, 1, 0, 0}, d, lo, hi, 6, 6, "m5"), m)
+	// withOrders accepts the clipped keys by name.
+	b := &batch{name: "half_ray", base: "half_ray", p: o, d: d}
+	out, err := withOrders([]*batch{b}, "mid")
+	require.NoError(t, err)
+	require.Len(t, out, 2)
+	assert.Equal(t, []float32{0, 0, 0, 1, 0, 0, 1, 1, 1}, out[1].p)
 }
