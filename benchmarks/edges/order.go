@@ -16,29 +16,31 @@ import (
 // themselves never reorder). Each key quantizes the origin (the point) in
 // the origins' bounding box and the direction by its octahedral map
 // (u, v ∈ [−1, 1]).
-var rowOrders = map[string]func(o, d []float32) []uint32{
+var rowOrders = map[string]func(o, d, tmax []float32) []uint32{
 	// xyz: the origin's (the point's) 30-bit Morton code, 10 bits per axis;
 	// the direction is ignored, so it orders point batches too.
-	"xyz": func(o, _ []float32) []uint32 { return mortonKeys(o, nil, 10, 0, "xyz") },
+	"xyz": func(o, _, _ []float32) []uint32 { return mortonKeys(o, nil, 10, 0, "xyz") },
 	// octant: accel.ReorderKeys, the intersect's reordering key (direction
 	// octant, then the origin's 30-bit Morton code).
-	"octant": accel.ReorderKeys,
+	"octant": func(o, d, _ []float32) []uint32 { return accel.ReorderKeys(o, d) },
 	// m5: a 5-D Morton code, 6 bits of each origin axis and of u and v.
-	"m5": func(o, d []float32) []uint32 { return mortonKeys(o, d, 6, 6, "m5") },
+	"m5": func(o, d, _ []float32) []uint32 { return mortonKeys(o, d, 6, 6, "m5") },
 	// dir: 5 bits of u and v interleaved, then 7 bits per origin axis.
-	"dir": func(o, d []float32) []uint32 { return mortonKeys(o, d, 7, 5, "dir") },
+	"dir": func(o, d, _ []float32) []uint32 { return mortonKeys(o, d, 7, 5, "dir") },
 	// org: 6 bits per origin axis, then 6 bits of u and v.
-	"org": func(o, d []float32) []uint32 { return mortonKeys(o, d, 6, 6, "org") },
+	"org": func(o, d, _ []float32) []uint32 { return mortonKeys(o, d, 6, 6, "org") },
+	// mid, mid5, ends: keys of the part of each query inside the origins'
+	// bounding box (clippedKeys).
+	"mid":  func(o, d, tmax []float32) []uint32 { return clippedKeys(o, d, tmax, "mid") },
+	"mid5": func(o, d, tmax []float32) []uint32 { return clippedKeys(o, d, tmax, "mid5") },
+	"ends": func(o, d, tmax []float32) []uint32 { return clippedKeys(o, d, tmax, "ends") },
 }
 
-// clippedOrders are keys of the part of each query inside the origins'
-// bounding box (segments: [0, T]; half rays: [0, +Inf) clipped), its points
+// clippedKeys keys each query by its part inside the origins' bounding box
+// (segments: [0, T]; tmax nil, half rays: [0, +Inf) clipped), its points
 // quantized in that box: mid, the 30-bit Morton code of its midpoint; mid5,
 // 6 bits per axis of the midpoint and of u, v; ends, a 6-D Morton code of
 // its entry and exit points, 5 bits per axis each.
-var clippedOrders = map[string]bool{"mid": true, "mid5": true, "ends": true}
-
-// clippedKeys computes a clippedOrders key (tmax nil: half rays).
 func clippedKeys(o, d, tmax []float32, mode string) []uint32 {
 	lo, hi := bounds(o)
 	n := len(o) / 3
@@ -105,20 +107,14 @@ func withOrders(bs []*batch, orders string) ([]*batch, error) {
 	out := slices.Clone(bs)
 	for _, name := range strings.Split(orders, ",") {
 		key, ok := rowOrders[name]
-		clipped := clippedOrders[name]
-		if !ok && !clipped {
+		if !ok {
 			return nil, fmt.Errorf("unknown row order %q in -orders (octant, m5, dir, org, mid, mid5, ends, xyz)", name)
 		}
 		for _, b := range bs {
 			if b.d == nil && name != "xyz" {
 				continue
 			}
-			var keys []uint32
-			if clipped {
-				keys = clippedKeys(b.p, b.d, b.tmax, name)
-			} else {
-				keys = key(b.p, b.d)
-			}
+			keys := key(b.p, b.d, b.tmax)
 			idx := make([]int32, len(keys))
 			for i := range idx {
 				idx[i] = int32(i)
